@@ -1,0 +1,61 @@
+"""Errors raised by skill-router.
+
+Every error a user can cause is a :class:`SkillRouterError`; its message names the offending value and the fix.
+The command-line tool prints the message as one line and exits non-zero.
+
+    SkillRouterError
+    ├── ConfigError           bad option: unknown profile, k < 1, empty query, unknown metric
+    ├── SkillsFolderError     a --skills folder that does not exist or is not a folder
+    ├── CatalogError          a JSONL catalogue or labelled-requests file that cannot be read or parsed
+    ├── SkillNotFoundError    a name no registered skill has
+    ├── RegistryError         a registration the registry refuses (repeated path or name)
+    ├── SkillToolError        a skill-tool call the harness fails (the profile decides which errors fail)
+    ├── PathEscapeError       a strict path resolution that leaves the skill folder
+    ├── IndexError_           a persisted index that is missing, corrupt, stale or foreign
+    └── ModelError            an embedding model that cannot be loaded offline
+"""
+
+from __future__ import annotations
+
+
+class SkillRouterError(Exception):
+    """Base class of every error skill-router raises on purpose."""
+
+
+class ConfigError(SkillRouterError, ValueError):
+    """An option or argument has a value skill-router cannot use."""
+
+
+class SkillsFolderError(SkillRouterError, FileNotFoundError):
+    """A configured skills folder does not exist or is not a folder."""
+
+
+class CatalogError(SkillRouterError, ValueError):
+    """A JSONL catalogue or labelled-requests file cannot be read or parsed."""
+
+
+class SkillNotFoundError(SkillRouterError, KeyError):
+    """No registered skill has the requested name."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class RegistryError(SkillRouterError, ValueError):
+    """The registry refuses a registration (repeated path or name)."""
+
+
+class SkillToolError(SkillRouterError):
+    """A skill-tool call that the harness fails rather than answering with an error text."""
+
+
+class PathEscapeError(SkillRouterError, PermissionError):
+    """A strict resolution of a relative path leaves the skill's folder."""
+
+
+class IndexError_(SkillRouterError):
+    """A persisted index is missing, corrupt, stale or was built for another model or format."""
+
+
+class ModelError(SkillRouterError):
+    """The embedding model cannot be loaded (offline, missing files, wrong name)."""
