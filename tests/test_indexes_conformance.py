@@ -1,0 +1,190 @@
+"""One conformance suite over every index kind: ids AND scores against an exact numpy reference."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from indexes import BM25Index, DenseIndex, ExactIndex, Hit, tokenize
+from indexes.base import Index
+from indexes.bm25 import BM25Params, fit_rank_bm25
+from indexes.exact import bm25_reference_scores
+
+TEXTS = [
+    "Get the weather forecast for a city",
+    "Weather radar maps and weather alerts",
+    "Convert currency using live exchange rates",
+    "Search research papers on arXiv",
+    "Create PowerPoint presentations from an outline",
+    "Fill PDF forms and extract PDF text",
+    "Forecast stock prices from history",
+    "Translate text between languages",
+]
+IDS = [f"doc-{i}" for i in range(len(TEXTS))]
+QUERIES = ["weather forecast", "pdf forms pdf", "stock exchange rates", "translate papers", "nothing matches zzz"]
+
+
+@dataclass
+class Case:
+    index: Index
+    queries: list
+    reference: Callable[[object], np.ndarray]
+    exact: bool  # False for approximate search: ids compared by recall, not equality
+
+
+def reference_ranking(ids: list[str], scores: np.ndarray) -> list[str]:
+    return [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))]
+
+
+def bm25_case(variant: str) -> Case:
+    index = BM25Index.from_texts(IDS, TEXTS, variant=variant)
+    corpus = [tokenize(text) for text in TEXTS]
+    return Case(index, QUERIES, lambda q: bm25_reference_scores(corpus, tokenize(q), 1.5, 0.75, variant), True)
+
+
+def random_unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def vector_case(kind: str) -> Case:
+    rng = np.random.default_rng(7)
+    n = 2000 if kind == "dense-hnsw" else 300
+    vectors = random_unit(rng, n, 384)
+    ids = [f"v{i:05d}" for i in range(n)]
+    reference = ExactIndex.from_vectors(ids, vectors)
+    queries = list(random_unit(rng, 40, 384))
+    if kind == "exact":
+        index: Index = reference
+    else:
+        index = DenseIndex.from_vectors(ids, vectors, approximate_above=1000 if kind == "dense-hnsw" else None)
+    # The reference is plain numpy, independent of ExactIndex, so ExactIndex itself is checked too.
+    matrix = vectors.astype(np.float64)
+    return Case(index, queries, lambda q: matrix @ np.asarray(q, dtype=np.float64), kind != "dense-hnsw")
+
+
+KINDS = {
+    "bm25-lucene": lambda: bm25_case("lucene"),
+    "bm25-okapi": lambda: bm25_case("okapi"),
+    "bm25-plus": lambda: bm25_case("plus"),
+    "exact": lambda: vector_case("exact"),
+    "dense-flat": lambda: vector_case("dense-flat"),
+    "dense-hnsw": lambda: vector_case("dense-hnsw"),
+}
+
+
+@pytest.fixture(params=list(KINDS))
+def case(request: pytest.FixtureRequest) -> Case:
+    return KINDS[request.param]()
+
+
+def test_scores_equal_reference(case: Case) -> None:
+    for query in case.queries:
+        got = case.index.scores(query)
+        assert got.dtype == np.float64 and got.shape == (len(case.index),)
+        np.testing.assert_allclose(got, case.reference(query), rtol=1e-12, atol=1e-12)
+
+
+def test_search_ids_and_scores_match_reference(case: Case) -> None:
+    recalls = []
+    for query in case.queries:
+        expected_scores = case.reference(query)
+        hits = case.index.search(query, 10)
+        want = reference_ranking(list(case.index.ids), expected_scores)[:10]
+        if isinstance(case.index, BM25Index):
+            matching = {i for i, tokens in enumerate(tokenize(t) for t in TEXTS) if set(tokens) & set(tokenize(query))}
+            want = [doc for doc in want if IDS.index(doc) in matching]
+        assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1))
+        for hit in hits:
+            assert hit.score == pytest.approx(expected_scores[case.index.ids.index(hit.id)], rel=1e-12, abs=1e-12)
+        if case.exact:
+            assert [hit.id for hit in hits] == want
+        else:
+            recalls.append(len({hit.id for hit in hits} & set(want)) / len(want))
+    if not case.exact:
+        assert np.mean(recalls) >= 0.95
+
+
+def test_len_ids_and_k_clamped(case: Case) -> None:
+    assert len(case.index) == len(case.index.ids)
+    query = case.queries[0]
+    assert len(case.index.search(query, 10**6)) <= len(case.index)
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        case.index.search(query, 0)
+
+
+@pytest.mark.parametrize("variant", ["lucene", "okapi", "plus"])
+def test_bm25_scores_equal_rank_bm25_bit_for_bit(variant: str) -> None:
+    index = BM25Index.from_texts(IDS, TEXTS, variant=variant)
+    model = fit_rank_bm25([tokenize(text) for text in TEXTS], BM25Params(variant=variant))
+    for query in [*QUERIES, "weather weather weather city"]:
+        assert np.array_equal(index.scores(query), model.get_scores(tokenize(query)))
+
+
+def test_bm25_lucene_formula_by_hand() -> None:
+    # N=2, avgdl=2; "weather" is in doc a only: idf = log(1 + (2 - 1 + 0.5) / (1 + 0.5)) = log 2,
+    # tf=1, |d|=2: part = 1 * 2.5 / (1 + 1.5 * (0.25 + 0.75 * 2 / 2)) = 2.5 / 2.5 = 1.
+    index = BM25Index.from_texts(["a", "b"], ["weather today", "stocks today"])
+    assert index.search("weather", 5) == [Hit("a", pytest.approx(np.log(2.0)), 1)]
+
+
+def test_two_document_library_ranks_the_matching_document_first() -> None:
+    # Under BM25Okapi a term in exactly half the documents has idf 0; the default variant must not.
+    index = BM25Index.from_texts(["pdf", "slides"], ["Fill and extract PDF forms", "Build slide decks"])
+    hits = index.search("extract text from a pdf", 2)
+    assert [hit.id for hit in hits] == ["pdf"]
+    assert hits[0].score > 0
+
+
+def test_bm25_query_without_known_tokens_is_empty() -> None:
+    index = BM25Index.from_texts(IDS, TEXTS)
+    assert index.search("qwertyuiop", 5) == []
+    assert index.search("", 5) == []
+    assert not index.scores("qwertyuiop").any()
+
+
+def test_bm25_handles_documents_without_tokens() -> None:
+    index = BM25Index.from_texts(["a", "b"], ["", "   "])
+    assert index.search("anything", 3) == []
+    assert index.scores("anything").tolist() == [0.0, 0.0]
+
+
+def test_empty_indexes_search_to_nothing() -> None:
+    assert BM25Index.from_texts([], []).search("weather", 3) == []
+    dense = DenseIndex.from_vectors([], np.zeros((0, 4), dtype=np.float32))
+    assert dense.search(np.array([1, 0, 0, 0], dtype=np.float32), 3) == []
+
+
+def test_ties_break_by_id_in_every_kind() -> None:
+    bm25 = BM25Index.from_texts(["c", "a", "b"], ["same words", "same words", "same words"])
+    assert [hit.id for hit in bm25.search("words", 3)] == ["a", "b", "c"]
+    vectors = np.tile(np.array([[0.6, 0.8]], dtype=np.float32), (5, 1))
+    ids = ["e", "c", "a", "d", "b"]
+    for index in (DenseIndex.from_vectors(ids, vectors), ExactIndex.from_vectors(ids, vectors)):
+        assert [hit.id for hit in index.search(np.array([1.0, 0.0]), 2)] == ["a", "b"]
+
+
+def test_hnsw_used_only_above_threshold() -> None:
+    rng = np.random.default_rng(1)
+    vectors = random_unit(rng, 50, 8)
+    ids = [str(i) for i in range(50)]
+    assert not DenseIndex.from_vectors(ids, vectors, approximate_above=50).is_approximate
+    assert DenseIndex.from_vectors(ids, vectors, approximate_above=49).is_approximate
+    assert not DenseIndex.from_vectors(ids, vectors).is_approximate
+
+
+def test_bad_inputs_are_refused_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="'a' appears more than once"):
+        BM25Index.from_texts(["a", "a"], ["x", "y"])
+    with pytest.raises(ValueError, match="one id per document"):
+        BM25Index.from_texts(["a"], ["x", "y"])
+    with pytest.raises(ValueError, match="unknown BM25 variant 'bm11'"):
+        BM25Index.from_texts(["a"], ["x"], variant="bm11")
+    with pytest.raises(ValueError, match="not 1: normalise"):
+        DenseIndex.from_vectors(["a"], np.array([[3.0, 4.0]], dtype=np.float32))
+    index = DenseIndex.from_vectors(["a"], np.array([[0.6, 0.8]], dtype=np.float32))
+    with pytest.raises(ValueError, match="holds 2-d vectors"):
+        index.search(np.ones(3), 1)
