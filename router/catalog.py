@@ -1,0 +1,62 @@
+"""A plain catalogue source: a JSONL file of ``{"id", "name", "description"}`` rows, routed like skills.
+
+This is the shape of tool catalogues such as ``datasets/*/tools.jsonl``. Other fields are kept as metadata; an
+``examples`` field (a list of requests) feeds the router's example signal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from router.errors import CatalogError
+from router.skill import Skill
+
+
+def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
+    """Read a JSONL catalogue. Each row becomes a :class:`Skill` with ``id`` = the row's id (``name`` when absent).
+
+    Raises :class:`CatalogError` naming the file and line for unreadable files, bad JSON, missing fields and
+    repeated ids.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")  # not splitlines(): it also breaks rows at U+2028 and U+0085
+    except FileNotFoundError:
+        raise CatalogError(f"catalogue '{path}' does not exist: pass --catalog with a JSONL file of "
+                           '{"id", "name", "description"} rows') from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"catalogue '{path}' cannot be read: {exc}") from None
+    skills: list[Skill] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise CatalogError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        name = row.get("name") or row.get("id")
+        if not isinstance(name, str) or not name:
+            raise CatalogError(f"{path}:{number}: a row needs a non-empty string 'name' or 'id'")
+        ident = row.get("id") or name
+        if not isinstance(ident, str):
+            raise CatalogError(f"{path}:{number}: 'id' must be a string")
+        if ident in seen:
+            raise CatalogError(f"{path}:{number}: id '{ident}' appears more than once")
+        seen.add(ident)
+        description = row.get("description", "")
+        if not isinstance(description, str):
+            raise CatalogError(f"{path}:{number}: 'description' of '{ident}' must be a string")
+        examples = row.get("examples", [])
+        if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
+            raise CatalogError(f"{path}:{number}: 'examples' of '{ident}' must be a list of strings")
+        metadata = {k: v for k, v in row.items() if k not in ("id", "name", "description", "examples")}
+        skills.append(Skill(name=name, description=description.strip(), id=ident, metadata=metadata,
+                            examples=tuple(examples)))
+    if not skills:
+        raise CatalogError(f"catalogue '{path}' has no rows")
+    return skills

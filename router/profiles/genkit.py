@@ -1,0 +1,188 @@
+"""The genkit profile: the Genkit Go Skills middleware.
+
+Rules (harness-profiles.md, "genkit"):
+
+- Roots in order (default ``skills``), each made absolute; a missing or unreadable root is skipped, with a
+  warning when configured and a debug line when it is the default.
+- Exactly one level: the direct children of each root, byte-sorted; entries that are not directories, whose
+  name starts with ``.``, or that are symlinks to directories (lstat) are skipped, and so is a folder whose
+  SKILL.md cannot be read. The skill name is the folder name; a later root replaces an earlier one.
+- Frontmatter: one leading U+FEFF stripped; the text must start with ``---`` + LF or CRLF, and ends at the first
+  ``\\n---``. The YAML between is decoded like goccy/go-yaml into ``{name, description string}``: any error
+  (syntax, a non-mapping, a non-scalar field, a repeated key) gives zero values. The description is trimmed and
+  becomes ``No description provided.`` when empty.
+- Catalogue: the ``<skills>`` block, entries sorted by name, no escaping, no trailing newline; nothing at all
+  for an empty library. Injected idempotently (see :mod:`router.inject`).
+- Tool ``use_skill``: returns the raw SKILL.md; errors fail the call.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from router.errors import SkillToolError
+from router.profiles.base import (SKILL_FILE, Discovery, Profile, ToolSpec, decode_lossy, go_os_error, go_quote,
+                                  go_trim_space, read_skill_file, sorted_entries, tool_arguments)
+from router.skill import Skill
+
+log = logging.getLogger("router.profiles.genkit")
+
+PLACEHOLDER = "No description provided."
+
+HEADER = (
+    "<skills>\n"
+    "You have access to a library of skills that serve as specialized instructions/personas.\n"
+    "Strongly prefer to use them when working on anything related to them.\n"
+    "Only use them once to load the context.\n"
+    "Here are the available skills:\n"
+)
+FOOTER = "</skills>"
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """Return (frontmatter YAML or None, body) by the middleware's fence rules."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith(("---\n", "---\r\n")):
+        return None, text
+    # The search starts right after "---", at the newline, so "---\n---" closes at once (empty frontmatter).
+    rest = text[3:]
+    end = rest.find("\n---")
+    if end < 0:
+        return None, text
+    body = rest[end + 4:]
+    return rest[:end], body
+
+
+def decode_fields(front: str) -> dict[str, str]:
+    """Decode ``name`` and ``description`` as the middleware's Go YAML decoder fills its string fields.
+
+    Scalars keep their source text (``true`` stays ``true``, ``0x1F`` stays ``0x1F``) and null is ``""``;
+    a sequence or mapping where a string is expected, a repeated key, or any syntax error gives zero values.
+    """
+    try:
+        root = yaml.compose(front, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        return {}
+    seen: set[str] = set()
+    fields: dict[str, str] = {}
+    for key_node, value_node in root.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = key_node.value
+        if key in seen:
+            return {}
+        seen.add(key)
+        if key not in ("name", "description"):
+            continue
+        if not isinstance(value_node, yaml.ScalarNode):
+            return {}
+        null = value_node.tag == "tag:yaml.org,2002:null" and value_node.style is None
+        fields[key] = "" if null else value_node.value
+    return fields
+
+
+class GenkitProfile(Profile):
+    """The Genkit Go Skills middleware."""
+
+    name = "genkit"
+    tool_errors_fail = True
+
+    def discover(self, roots: Sequence[str | os.PathLike[str]] | None = None) -> Discovery:
+        configured = roots is not None
+        warnings: list[str] = []
+        found: dict[str, Skill] = {}
+        for root in (roots if configured else self.default_roots):
+            root = os.path.abspath(os.fspath(root))
+            try:
+                names = sorted_entries(root)
+            except OSError as exc:
+                message = f"skipping skills root {root}: {go_os_error('open', root, exc)}"
+                if configured:
+                    log.warning(message)
+                    warnings.append(message)
+                else:
+                    log.debug(message)
+                continue
+            for entry in names:
+                if entry.startswith("."):
+                    continue
+                folder = os.path.join(root, entry)
+                try:
+                    mode = os.lstat(folder).st_mode
+                except OSError:
+                    continue
+                if not stat.S_ISDIR(mode):
+                    continue  # files, and symlinks (to folders or not): lstat never calls them directories
+                path = os.path.join(folder, SKILL_FILE)
+                try:
+                    raw = read_skill_file(path)
+                except OSError:
+                    continue
+                found[entry] = self.parse(path, raw, entry)
+        skills = tuple(found[name] for name in sorted(found, key=os.fsencode))
+        return Discovery(skills=skills, warnings=tuple(warnings))
+
+    def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
+        # The middleware's YAML library (goccy/go-yaml) scans the text as runes, so invalid UTF-8 becomes U+FFFD
+        # rather than a parse error.
+        front, body = split_frontmatter(decode_lossy(raw))
+        fields = decode_fields(front) if front is not None else {}
+        description = go_trim_space(fields.get("description", ""))
+        return Skill(
+            name=folder_name,
+            description=description or PLACEHOLDER,
+            path=path,
+            body=body,
+            metadata={"frontmatter_name": fields.get("name", "")},
+        )
+
+    def render(self, skills: Sequence[Skill]) -> str:
+        if not skills:
+            return ""
+        lines = []
+        for skill in sorted(skills, key=lambda s: s.name.encode("utf-8", "surrogateescape")):
+            if not skill.description or skill.description == PLACEHOLDER:
+                lines.append(f" - {skill.name}\n")
+            else:
+                lines.append(f" - {skill.name} - {skill.description}\n")
+        return HEADER + "".join(lines) + FOOTER
+
+    def tool(self, skills: Sequence[Skill]) -> ToolSpec:
+        return ToolSpec(
+            name="use_skill",
+            description="Use a skill by its name.",
+            parameters={
+                "type": "object",
+                "properties": {"skillName": {"type": "string", "description": "The name of the skill to use."}},
+                "required": ["skillName"],
+            },
+        )
+
+    def call_tool(self, registry, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+        try:
+            args = tool_arguments(arguments)
+        except ValueError as exc:
+            raise SkillToolError(f"invalid use_skill arguments: {exc}") from None
+        name = args.get("skillName", "")
+        name = name if isinstance(name, str) else str(name)
+        skill = registry.find(name)
+        if skill is None:
+            raise SkillToolError(f"skill {go_quote(name)} not found")
+        try:
+            return decode_lossy(read_skill_file(skill.path))
+        except OSError as exc:
+            raise SkillToolError(f"failed to read skill {go_quote(name)}: {go_os_error('open', skill.path, exc)}") \
+                from None
+
+
+PROFILE = GenkitProfile()

@@ -1,0 +1,100 @@
+"""The skill registry: the skills a harness can load by name, in registration order.
+
+Built by discovery (:meth:`SkillRegistry.discover`), from a JSONL catalogue, or by hand, and changed at run time.
+Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
+refused. Lookups are exact and case-sensitive. The skill tool loads any registered skill, whether or not a router
+showed it in the catalogue.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Iterator, Sequence
+
+from router.errors import RegistryError, SkillNotFoundError, SkillsFolderError
+from router.profiles import Discovery, Profile, get_profile
+from router.profiles.base import go_quote
+from router.skill import Skill
+
+
+class SkillRegistry:
+    """Skills by exact name, in registration order."""
+
+    def __init__(self, skills: Iterable[Skill] = (), *, discovery: Discovery | None = None) -> None:
+        self._by_name: dict[str, Skill] = {}
+        self._paths: set[str] = set()
+        self.discovery = discovery
+        for skill in skills:
+            self.register(skill)
+
+    @classmethod
+    def discover(cls, roots: Sequence[str | os.PathLike[str]] | None = None, profile: str | Profile = "agentskills",
+                 *, require_roots: bool = False) -> "SkillRegistry":
+        """Discover skills under ``roots`` with ``profile``'s rules.
+
+        With ``require_roots`` a root that is not an existing folder raises :class:`SkillsFolderError` (what a
+        command-line user wants); otherwise the profile's own behaviour applies (skip, with a warning).
+        """
+        profile = get_profile(profile)
+        if require_roots and roots is not None:
+            for root in roots:
+                if not os.path.isdir(root):
+                    what = "is not a folder" if os.path.exists(root) else "does not exist"
+                    raise SkillsFolderError(f"skills folder '{os.fspath(root)}' {what}: pass --skills with a folder "
+                                            f"that holds one sub-folder per skill")
+        found = profile.discover(roots)
+        return cls(found.skills, discovery=found)
+
+    def register(self, skill: Skill) -> None:
+        """Add a skill; refuses a path or name that is already registered."""
+        if skill.path and skill.path in self._paths:
+            raise RegistryError(f"skill path {go_quote(skill.path)} is already registered")
+        if skill.name in self._by_name:
+            raise RegistryError(f"skill name {go_quote(skill.name)} is already registered")
+        self._by_name[skill.name] = skill
+        if skill.path:
+            self._paths.add(skill.path)
+
+    def unregister(self, name: str) -> Skill:
+        """Remove and return the skill called ``name``."""
+        skill = self._by_name.pop(name, None)
+        if skill is None:
+            raise SkillNotFoundError(self._unknown(name))
+        self._paths.discard(skill.path)
+        return skill
+
+    def find(self, name: str) -> Skill | None:
+        """The skill called exactly ``name``, or None."""
+        return self._by_name.get(name)
+
+    def get(self, name: str) -> Skill:
+        """The skill called exactly ``name``; raises SkillNotFoundError naming close matches."""
+        skill = self._by_name.get(name)
+        if skill is None:
+            raise SkillNotFoundError(self._unknown(name))
+        return skill
+
+    def _unknown(self, name: str) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(self._by_name), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
+            "; run 'skill-router list' to see the registered names"
+        return f"no skill named '{name}'{hint}"
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(list(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._by_name)
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        return tuple(self._by_name.values())
