@@ -1,0 +1,136 @@
+"""Router parameters: one frozen object, parsed and checked once at the boundary, saved as JSON.
+
+``skill-router tune`` writes a config file; ``route``, ``prompt``, ``serve`` and ``eval`` read it with
+``--config FILE`` (default: ``skill-router.json`` in the working folder when it exists).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal, Mapping
+
+from router.errors import ConfigError
+from router.texts import BODY_MODES, BodyMode
+
+Fusion = Literal["rrf", "minmax", "zscore"]
+FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
+OnAbstain = Literal["top-k", "empty"]
+SIGNALS = ("bm25", "dense", "examples")
+DEFAULT_CONFIG_FILE = "skill-router.json"
+# Chosen on the dev splits only (benchmarks/fusion_choice.py): with z-score fusion, BM25 at half the dense weight
+# beats the best single index on both MetaTool (dense) and Seal-Tools (BM25).
+DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 1.0}
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    """Everything that decides a routing.
+
+    Parameters
+    ----------
+    k: skills a routed catalogue shows (pinned and named skills come on top).
+    route_above: a library with at most this many skills is shown whole, unrouted.
+    fusion: how the signals combine: ``zscore`` (CombSUM of z-normalised scores; the default, chosen on the dev
+        splits in benchmarks/README.md), ``minmax`` (convex combination of min-max scores), ``rrf`` (reciprocal
+        rank fusion, Cormack et al. 2009).
+    weights: per-signal weights (``bm25``, ``dense``, ``examples``).
+    rrf_k: the RRF constant.
+    threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
+        is below this; None never abstains.
+    on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
+    body: which body text to index (``none``, ``headings``, ``lead``), body_tokens: words of ``lead``.
+    model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
+    context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
+    example_neighbours: how many nearest examples vote for their skill.
+    """
+
+    k: int = 5
+    route_above: int = 15
+    fusion: Fusion = "zscore"
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    rrf_k: int = 60
+    threshold: float | None = None
+    on_abstain: OnAbstain = "top-k"
+    body: BodyMode = "none"
+    body_tokens: int = 100
+    model: str | None = None
+    context_weight: float = 0.3
+    example_neighbours: int = 10
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.k, int) or self.k < 1:
+            raise ConfigError(f"k must be a whole number >= 1, got {self.k!r}")
+        if not isinstance(self.route_above, int) or self.route_above < 0:
+            raise ConfigError(f"route_above must be a whole number >= 0, got {self.route_above!r}")
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"unknown fusion '{self.fusion}': choose one of {', '.join(FUSIONS)}")
+        unknown = sorted(set(self.weights) - set(SIGNALS))
+        if unknown:
+            raise ConfigError(f"unknown signal weight(s) {', '.join(unknown)}: weights are for {', '.join(SIGNALS)}")
+        if any(not isinstance(w, (int, float)) or w < 0 for w in self.weights.values()):
+            raise ConfigError(f"weights must be numbers >= 0, got {dict(self.weights)}")
+        object.__setattr__(self, "weights", {s: float(self.weights.get(s, DEFAULT_WEIGHTS[s])) for s in SIGNALS})
+        if self.on_abstain not in ("top-k", "empty"):
+            raise ConfigError(f"on_abstain must be 'top-k' or 'empty', got {self.on_abstain!r}")
+        if self.body not in BODY_MODES:
+            raise ConfigError(f"unknown body mode '{self.body}': choose one of {', '.join(BODY_MODES)}")
+        if self.rrf_k <= 0:
+            raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k!r}")
+        if self.example_neighbours < 1:
+            raise ConfigError(f"example_neighbours must be >= 1, got {self.example_neighbours!r}")
+
+    def with_(self, **changes: Any) -> "RouterConfig":
+        """A copy with some parameters changed (None values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "skill-router.config/1", **asdict(self), "weights": dict(self.weights)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: str = "config") -> "RouterConfig":
+        known = set(cls.__dataclass_fields__)
+        values = {k: v for k, v in data.items() if k != "schema" and not k.startswith("_")}
+        unknown = sorted(set(values) - known - {"tuning"})
+        if unknown:
+            raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
+        values.pop("tuning", None)
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    def save(self, path: str | os.PathLike[str], extra: Mapping[str, Any] | None = None) -> None:
+        payload = self.to_json()
+        if extra:
+            payload["tuning"] = dict(extra)
+        tmp = f"{os.fspath(path)}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "RouterConfig":
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"config file '{path}' does not exist: run 'skill-router tune' to write one, or drop "
+                              "--config") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"config file '{path}' cannot be read: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file '{path}' must hold a JSON object")
+        return cls.from_json(data, source=path)
+
+
+def find_config(explicit: str | None) -> RouterConfig:
+    """The config named on the command line, else ``skill-router.json`` here, else the defaults."""
+    if explicit:
+        return RouterConfig.load(explicit)
+    if os.path.isfile(DEFAULT_CONFIG_FILE):
+        return RouterConfig.load(DEFAULT_CONFIG_FILE)
+    return RouterConfig()

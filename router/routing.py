@@ -1,0 +1,419 @@
+"""The Router: choose which skills a catalogue shows, and nothing about how it shows them.
+
+Two lines::
+
+    router = Router.from_skills(["skills"], profile="genkit")
+    print(router.render("what will the weather be like tomorrow in Lyon?"))
+
+Rules, in the order they apply:
+
+1. A library with at most ``route_above`` skills (default 15) is shown whole, unrouted.
+2. The request (or, for a conversation, the last user turn, with earlier user turns as weighted context) is
+   scored by three signals (:mod:`router.signals`) and the scores are fused (``RouterConfig.fusion``).
+3. Ties break by score, then id, so the same input always gives the same output.
+4. A request that names a skill exactly (its name, or its name's words in order) always includes that skill,
+   ahead of the routed ones.
+5. Excluded skills never appear; pinned skills always do (on top of the ``k`` routed ones).
+6. Optional abstention: when the confidence (best cosine of the request with any description or example) is
+   below ``threshold`` the routing says "no skill matches" and the catalogue shows the plain top-k or nothing.
+
+Rendering, injection and the skill tool are the profile's own (:mod:`router.profiles`); the tool loads every
+registered skill, shown or not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from router import inject as injection
+from router.catalog import load_catalog
+from router.config import SIGNALS, RouterConfig
+from router.errors import ConfigError, IndexError_, ModelError, SkillNotFoundError
+from router.profiles import Profile, ToolSpec, get_profile
+from router.registry import SkillRegistry
+from router.signals import Signals
+from router.skill import Skill
+from router.store import EmbeddingStore, default_index_folder, text_key
+from router.texts import index_text
+
+EXAMPLES_FILE = "routing-examples.txt"
+_WORDS = re.compile(r"[^\W_]+")
+
+Query = str | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Match:
+    """One routed skill: its fused score and rank, and each signal's score and rank."""
+
+    id: str
+    name: str
+    score: float
+    rank: int
+    scores: Mapping[str, float] = field(default_factory=dict)
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    reason: str = "routed"  # routed | named | pinned
+
+
+@dataclass(frozen=True)
+class Routing:
+    """The outcome of routing one request."""
+
+    matches: tuple[Match, ...]
+    shown: tuple[Skill, ...]
+    abstained: bool = False
+    confidence: float = 1.0
+    routed: bool = True  # False when the library is small enough to be shown whole
+
+
+def conversation_text(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """(last user turn, earlier user turns joined) from OpenAI- or Anthropic-style messages."""
+    turns = []
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = " ".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+        else:
+            text = ""
+        if text.strip():
+            turns.append(text.strip())
+    if not turns:
+        raise ConfigError("the conversation has no user turn with text: nothing to route")
+    return turns[-1], " ".join(turns[:-1])
+
+
+def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], method: str, rrf_k: int,
+         order: np.ndarray) -> np.ndarray:
+    """Fuse per-skill score arrays into one (higher is better).
+
+    ``zscore``: CombSUM of z-normalised scores (Fox & Shaw 1994; Montague & Aslam 2001): a signal that is
+    sure of itself (a top score far above its mean) speaks louder, one that cannot tell skills apart (flat
+    scores, e.g. BM25 for a request sharing no word with any description) falls silent. ``minmax``: convex
+    combination of min-max scores (Bruch, Gai & Ingber 2023). ``rrf``: reciprocal rank fusion over every
+    skill a signal ranks (Cormack, Clarke & Buettcher 2009); BM25 ranks only skills sharing a word with the
+    request. ``order`` is each skill's position in id order, used to break ties in ranks.
+    """
+    total = np.zeros(len(order), dtype=np.float64)
+    for name in sorted(signals):
+        weight = weights.get(name, 0.0)
+        values = signals[name]
+        if weight == 0 or values.size == 0:
+            continue
+        if method == "rrf":
+            present = values > 0 if name == "bm25" else np.ones(len(values), dtype=bool)
+            ranks = signal_ranks(values, order)
+            total += np.where(present, weight / (rrf_k + ranks), 0.0)
+            continue
+        if method == "zscore":
+            spread = values.std()
+            normalised = (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+        else:
+            low, high = values.min(), values.max()
+            normalised = (values - low) / (high - low) if high > low else np.zeros_like(values)
+        total += weight * normalised
+    return total
+
+
+def signal_ranks(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """1-based rank of every skill under ``values`` (score descending, then id)."""
+    ranking = np.lexsort((order, -values))
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[ranking] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+class Router:
+    """Routes requests to the skills of one library, for one harness profile."""
+
+    def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig, *,
+                 index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
+                 encoder: Any = None, notes: Sequence[str] = ()) -> None:
+        """Assemble a router from a built registry; prefer :meth:`from_skills` or :meth:`from_catalog`."""
+        self.registry = registry
+        self.profile = profile
+        self.config = config
+        self.index_folder = index_folder
+        self.notes: list[str] = list(notes)
+        self._encoder = encoder
+        self._signals: Signals | None = None
+        self._by_id = {s.id: s for s in registry}
+        self.pinned = self._check_names(pinned, "pinned")
+        self.excluded = self._check_names(excluded, "excluded")
+        self._names = _name_table(registry.skills)
+        self.embedded_count = 0
+
+    # -- construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str = ("skills",), profile: str | Profile =
+                    "agentskills", config: RouterConfig | None = None, *, index_folder: str | None = None,
+                    pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None) -> "Router":
+        """Discover skills under ``roots`` with ``profile``'s rules and build a router over them.
+
+        Example requests in a skill folder's ``routing-examples.txt`` (one per line, ``#`` comments) are read.
+        """
+        roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
+        profile = get_profile(profile)
+        registry = SkillRegistry.discover(roots, profile, require_roots=True)
+        skills = [_with_sidecar_examples(s) for s in registry]
+        registry = SkillRegistry(skills, discovery=registry.discovery)
+        folder = index_folder or default_index_folder([os.fspath(r) for r in roots], None)
+        notes = list(registry.discovery.errors if registry.discovery else ())
+        return cls(registry, profile, config or RouterConfig(), index_folder=folder, pinned=pinned,
+                   excluded=excluded, encoder=encoder, notes=notes)
+
+    @classmethod
+    def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
+                     config: RouterConfig | None = None, *, index_folder: str | None = None,
+                     pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None) -> "Router":
+        """A router over a JSONL catalogue of ``{"id", "name", "description"}`` rows."""
+        skills = load_catalog(path)
+        registry = SkillRegistry()
+        for skill in skills:
+            if skill.name in registry:  # catalogue names may repeat; the id is what rankings report
+                skill = Skill(name=skill.id, description=skill.description, id=skill.id, metadata=skill.metadata,
+                              examples=skill.examples)
+            registry.register(skill)
+        folder = index_folder or default_index_folder([], os.fspath(path))
+        return cls(registry, get_profile(profile), config or RouterConfig(), index_folder=folder, pinned=pinned,
+                   excluded=excluded, encoder=encoder)
+
+    def _check_names(self, names: Iterable[str], what: str) -> frozenset[str]:
+        chosen = set()
+        for name in names:
+            skill = self.registry.find(name) or self._by_id.get(name)
+            if skill is None:
+                raise SkillNotFoundError(f"{what} skill '{name}' is not in the library; run 'skill-router list'")
+            chosen.add(skill.id)
+        return frozenset(chosen)
+
+    # -- indexing -----------------------------------------------------------------------------------------------
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        return self.registry.skills
+
+    def index_texts(self) -> list[str]:
+        return [index_text(s, body=self.config.body, body_tokens=self.config.body_tokens) for s in self.skills]
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            from indexes import Encoder
+
+            self._encoder = Encoder(self.config.model)
+        return self._encoder
+
+    def _encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        from indexes import ModelLoadError
+
+        try:
+            return self.encoder.encode(texts, progress=progress)
+        except ModelLoadError as exc:
+            raise ModelError(str(exc)) from None
+
+    def build(self, *, progress: bool = False, persist: bool = True) -> "Router":
+        """Build (or refresh) the indexes, embedding only texts the index folder does not hold yet."""
+        texts = self.index_texts()
+        store = self._store()
+        before = len(store)
+
+        def embed(batch: list[str]) -> np.ndarray:
+            return store.embed(batch, lambda missing: self._encode(missing, progress))
+
+        self._signals = Signals.build(self.skills, texts, embed, self._encode)
+        self.embedded_count = len(store) - before
+        if store is not None and persist and self.index_folder and (store.dirty or store.notes):
+            keep = [text_key(store.model_id, t) for t in texts] + [
+                text_key(store.model_id, e) for s in self.skills for e in s.examples if e.strip()]
+            hashes = {s.id: text_key(store.model_id, t) for s, t in zip(self.skills, texts)}
+            try:
+                store.save(self._parameters(), hashes, keep=keep)
+            except OSError as exc:
+                self.notes.append(f"could not save the index to {self.index_folder}: {exc}")
+        self.notes.extend(store.notes)
+        return self
+
+    def _store(self) -> EmbeddingStore:
+        from router import __version__
+
+        folder = self.index_folder or ""
+        return EmbeddingStore(folder, self.encoder.model_id, self.encoder.dim, package_version=__version__) \
+            if folder else EmbeddingStore("", self.encoder.model_id, self.encoder.dim)
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"profile": self.profile.name, "body": self.config.body, "body_tokens": self.config.body_tokens}
+
+    @property
+    def signals(self) -> Signals:
+        if self._signals is None:
+            self.build()
+        assert self._signals is not None
+        return self._signals
+
+    def learn(self, examples: Mapping[str, Sequence[str]]) -> int:
+        """Add example requests (skill id or name -> requests) and re-index; returns how many were added."""
+        added = 0
+        updated = {s.id: s for s in self.skills}
+        for key, requests in examples.items():
+            skill = self._by_id.get(key) or self.registry.find(key)
+            if skill is None:
+                raise SkillNotFoundError(f"labelled skill '{key}' is not in the library")
+            current = updated[skill.id]
+            fresh = tuple(r for r in requests if r.strip() and r not in current.examples)
+            added += len(fresh)
+            updated[skill.id] = Skill(**{**current.__dict__, "examples": current.examples + fresh})
+        self.registry = SkillRegistry(updated.values(), discovery=self.registry.discovery)
+        self._by_id = {s.id: s for s in self.registry}
+        self._signals = None
+        return added
+
+    # -- routing ------------------------------------------------------------------------------------------------
+    def scores(self, query: Query) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(fused score per skill, each signal's scores) for a request or a conversation."""
+        if isinstance(query, str):
+            last, context = query, ""
+        else:
+            last, context = conversation_text(query)
+        if not last.strip():
+            raise ConfigError("the request is empty: give the text to route")
+        signals = self.signals
+        weights = dict(self.config.weights)
+        per_signal = signals.scores(last)
+        if not signals.has_examples:
+            per_signal.pop("examples")
+        order = self._order()
+        fused = fuse(per_signal, weights, self.config.fusion, self.config.rrf_k, order)
+        if context.strip() and self.config.context_weight > 0:
+            earlier = signals.scores(context)
+            if not signals.has_examples:
+                earlier.pop("examples")
+            fused = fused + self.config.context_weight * fuse(earlier, weights, self.config.fusion,
+                                                               self.config.rrf_k, order)
+        return fused, per_signal
+
+    def _order(self) -> np.ndarray:
+        ids = [s.id for s in self.skills]
+        order = np.empty(len(ids), dtype=np.int64)
+        order[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+        return order
+
+    def rank(self, query: Query, k: int | None = None) -> list[Match]:
+        """The top-``k`` skills for ``query`` (named skills first, excluded ones never), best first."""
+        k = self._k(k)
+        fused, per_signal = self.scores(query)
+        order = self._order()
+        skills = self.skills
+        ranking = np.lexsort((order, -fused))
+        if self.excluded:
+            ranking = np.array([i for i in ranking if skills[i].id not in self.excluded], dtype=np.int64)
+        text = query if isinstance(query, str) else conversation_text(query)[0]
+        named = [i for i in self._named(text) if skills[i].id not in self.excluded]
+        named.sort(key=lambda i: (-fused[i], skills[i].id))
+        chosen = named + [int(i) for i in ranking[: k + len(named)] if int(i) not in named]
+        chosen = chosen[: max(k, len(named))]
+        ranks = {name: signal_ranks(values, order) for name, values in per_signal.items()}
+        return [
+            Match(id=skills[i].id, name=skills[i].name, score=float(fused[i]), rank=position,
+                  scores={n: float(v[i]) for n, v in per_signal.items()},
+                  ranks={n: int(r[i]) for n, r in ranks.items()},
+                  reason="named" if i in named else "routed")
+            for position, i in enumerate(chosen, start=1)
+        ]
+
+    def _k(self, k: int | None) -> int:
+        k = self.config.k if k is None else k
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
+        return min(k, len(self.skills)) if self.skills else 0
+
+    def _named(self, text: str) -> list[int]:
+        words = [w.lower() for w in _WORDS.findall(text)]
+        found: list[int] = []
+        for start in range(len(words)):
+            for length in range(1, min(self._names.longest, len(words) - start) + 1):
+                for position in self._names.table.get(tuple(words[start:start + length]), ()):
+                    if position not in found:
+                        found.append(position)
+        return found
+
+    def route(self, query: Query, k: int | None = None) -> Routing:
+        """Route ``query``: the ranking, and the skills the catalogue shows."""
+        skills = self.skills
+        if not skills:
+            return Routing(matches=(), shown=(), routed=False)
+        if len(skills) <= self.config.route_above:
+            self._validate_query(query)
+            shown = tuple(s for s in skills if s.id not in self.excluded)
+            return Routing(matches=(), shown=shown, routed=False)
+        matches = self.rank(query, k)
+        confidence = max((m.scores.get("examples", m.scores.get("dense", 0.0)) for m in matches), default=0.0)
+        abstained = self.config.threshold is not None and confidence < self.config.threshold
+        chosen = {m.id for m in matches}
+        if abstained and self.config.on_abstain == "empty":
+            chosen = {m.id for m in matches if m.reason == "named"}
+        chosen |= self.pinned
+        shown = tuple(s for s in skills if s.id in chosen and s.id not in self.excluded)
+        return Routing(matches=tuple(matches), shown=shown, abstained=abstained, confidence=confidence)
+
+    @staticmethod
+    def _validate_query(query: Query) -> None:
+        if isinstance(query, str):
+            if not query.strip():
+                raise ConfigError("the request is empty: give the text to route")
+        else:
+            conversation_text(query)
+
+    # -- what the harness sees ----------------------------------------------------------------------------------
+    def render(self, query: Query | None = None, k: int | None = None) -> str:
+        """The profile's catalogue holding only the chosen skills (all of them when ``query`` is None)."""
+        shown = self.skills if query is None else self.route(query, k).shown
+        return self.profile.render(list(shown))
+
+    def inject(self, messages: Sequence[Mapping[str, Any]], k: int | None = None) -> list[dict[str, Any]]:
+        """``messages`` with the routed catalogue injected idempotently (the genkit rule)."""
+        return injection.inject(messages, self.render(messages, k))
+
+    def tool(self) -> ToolSpec | None:
+        """The profile's skill tool for the whole library."""
+        return self.profile.tool(list(self.skills))
+
+    def call_tool(self, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+        """Answer a skill-tool call for any registered skill, exactly as the harness does."""
+        return self.profile.call_tool(self.registry, arguments, call_name)
+
+
+@dataclass(frozen=True)
+class _NameTable:
+    table: Mapping[tuple[str, ...], tuple[int, ...]]
+    longest: int
+
+
+def _name_table(skills: Sequence[Skill]) -> _NameTable:
+    from router.texts import name_words
+
+    table: dict[tuple[str, ...], list[int]] = {}
+    for position, skill in enumerate(skills):
+        for variant in {skill.name, name_words(skill.name)}:
+            words = tuple(w.lower() for w in _WORDS.findall(variant))
+            if words:
+                table.setdefault(words, []).append(position)
+    longest = max((len(w) for w in table), default=0)
+    return _NameTable({k: tuple(v) for k, v in table.items()}, longest)
+
+
+def _with_sidecar_examples(skill: Skill) -> Skill:
+    path = os.path.join(skill.directory, EXAMPLES_FILE) if skill.path else ""
+    if not path or not os.path.isfile(path):
+        return skill
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        lines = [line.strip() for line in handle]
+    examples = tuple(line for line in lines if line and not line.startswith("#"))
+    return Skill(**{**skill.__dict__, "examples": skill.examples + examples})

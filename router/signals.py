@@ -1,0 +1,69 @@
+"""The three signals a router fuses, computed as one score per skill.
+
+- ``bm25``: lexical BM25 over the index text (``indexes.bm25``).
+- ``dense``: cosine of the request with the index text's embedding (``indexes.dense``).
+- ``examples``: cosine of the request with the nearest example request of each skill. A skill's own index text
+  counts as one of its examples, so a skill without examples keeps its description's score and is not pushed
+  down by skills that have many.
+
+Scores are arrays in skill order; fusion and ranking happen in :mod:`router.routing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from router.skill import Skill
+
+if TYPE_CHECKING:
+    from indexes import BM25Index, DenseIndex
+
+
+@dataclass
+class Signals:
+    """Built indexes for one library, and how to encode a request."""
+
+    ids: tuple[str, ...]
+    bm25: "BM25Index"
+    dense: "DenseIndex"
+    example_vectors: np.ndarray  # (m, d): examples of all skills
+    example_owner: np.ndarray  # (m,): the skill position each example belongs to
+    encode: Callable[[list[str]], np.ndarray]
+
+    @classmethod
+    def build(cls, skills: Sequence[Skill], texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
+              encode: Callable[[list[str]], np.ndarray], *, approximate_above: int | None = None) -> "Signals":
+        """Index ``texts`` (one per skill, in order) and the skills' examples. ``embed`` may serve cached
+        vectors; ``encode`` always computes (used for requests)."""
+        from indexes import BM25Index, DenseIndex
+
+        ids = tuple(s.id for s in skills)
+        bm25 = BM25Index.from_texts(ids, texts)
+        vectors = embed(list(texts))
+        dense = DenseIndex.from_vectors(ids, vectors, approximate_above=approximate_above)
+        examples = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
+        if examples:
+            example_vectors = embed([e for _, e in examples])
+            owner = np.array([i for i, _ in examples], dtype=np.int64)
+        else:
+            example_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            owner = np.zeros(0, dtype=np.int64)
+        return cls(ids, bm25, dense, example_vectors, owner, encode)
+
+    def scores(self, text: str) -> dict[str, np.ndarray]:
+        """One float64 score per skill for each signal."""
+        lexical = self.bm25.scores(text)
+        query = self.encode([text])[0]
+        dense = self.dense.scores(query)
+        examples = dense.copy()
+        if len(self.example_owner):
+            sims = self.example_vectors @ query.astype(np.float32)
+            np.maximum.at(examples, self.example_owner, sims.astype(np.float64))
+        return {"bm25": lexical, "dense": dense, "examples": examples}
+
+    @property
+    def has_examples(self) -> bool:
+        return len(self.example_owner) > 0

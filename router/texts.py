@@ -1,0 +1,76 @@
+"""What the router indexes for each skill.
+
+- The name split into words (``go-code-review`` -> ``go code review``, ``getWeatherForecast`` -> ``get Weather
+  Forecast``): names carry the skill's topic and a request often uses the same words.
+- The description **as the profile parses it** (what the harness shows the model). Where that parse is
+  degenerate — ``|`` or ``>`` from the unreal line parser, an empty value, the genkit placeholder, or a value the
+  line parser kept in quotes — a lenient YAML parse of the same file is indexed in addition
+  (:func:`lenient_description`). The catalogue still shows exactly what the harness shows.
+- Optionally part of the body (``body="headings"``: the Markdown headings; ``body="lead"``: the first
+  ``body_tokens`` words). Whether body text helps is measured by ``benchmarks/body_text.py``; the default follows
+  those numbers (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from indexes.tokenize import split_identifier
+from router.skill import Skill
+
+BodyMode = Literal["none", "headings", "lead"]
+BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead")
+
+_DEGENERATE = {"", "|", ">", "|-", ">-", "|+", ">+", "No description provided."}
+_WORD = re.compile(r"[^\W_]+")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def name_words(name: str) -> str:
+    """The skill name as words: separators become spaces, identifiers split at case and digit boundaries."""
+    return " ".join(part for word in _WORD.findall(name) for part in split_identifier(word))
+
+
+def is_degenerate(description: str) -> bool:
+    """True where a profile's parse left no usable description text."""
+    return description.strip() in _DEGENERATE
+
+
+def lenient_description(skill: Skill) -> str:
+    """A lenient YAML parse of the skill's frontmatter description ('' when there is nothing better)."""
+    if not skill.path or not is_degenerate(skill.description):
+        return ""
+    from router.profiles.agentskills import FrontmatterError, load_frontmatter, split_frontmatter
+
+    try:
+        with open(skill.path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
+        front, _ = split_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+        data, _ = load_frontmatter(front)
+    except (OSError, FrontmatterError):
+        return ""
+    value = data.get("description")
+    if not isinstance(value, str):
+        return ""
+    value = " ".join(value.split())
+    return "" if value == skill.description.strip() else value
+
+
+def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
+    """The part of a skill's body that is indexed under ``mode``."""
+    if mode == "none" or not body:
+        return ""
+    if mode == "headings":
+        return " ".join(_HEADING.findall(body))
+    return " ".join(body.split()[:tokens])
+
+
+def index_text(skill: Skill, *, body: BodyMode = "none", body_tokens: int = 100) -> str:
+    """The text both indexes see for ``skill``."""
+    parts = [name_words(skill.name), skill.description]
+    extra = skill.index_description or lenient_description(skill)
+    if extra:
+        parts.append(extra)
+    parts.append(body_text(skill.body, body, body_tokens))
+    return ". ".join(p for p in parts if p)
