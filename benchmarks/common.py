@@ -38,7 +38,7 @@ def bulk_signals(router, queries: Sequence[str]) -> dict[str, np.ndarray]:
     signals = router.signals
     query_vectors = router.encoder.encode(list(queries), batch_size=128)
     bm25 = np.stack([signals.bm25.scores(q) for q in queries])
-    doc_vectors = signals.dense._vectors.astype(np.float64)
+    doc_vectors = signals.dense.vectors.astype(np.float64)
     dense = query_vectors.astype(np.float64) @ doc_vectors.T
     out = {"bm25": bm25, "dense": dense}
     if signals.has_examples:

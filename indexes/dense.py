@@ -77,6 +77,13 @@ class DenseIndex(Index):
         return cls(ids, array, _build_faiss(array, approximate), approximate_above)
 
     @property
+    def vectors(self) -> np.ndarray:
+        """The stored unit vectors, one row per id (read-only view)."""
+        view = self._vectors.view()
+        view.flags.writeable = False
+        return view
+
+    @property
     def dim(self) -> int:
         """Vector dimension."""
         return int(self._vectors.shape[1])

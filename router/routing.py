@@ -38,6 +38,7 @@ from router.profiles import Profile, ToolSpec, get_profile
 from router.registry import SkillRegistry
 from router.signals import Signals
 from router.skill import Skill
+from router.learned import load_learned
 from router.store import EmbeddingStore, default_index_folder, text_key
 from router.texts import index_text
 
@@ -150,6 +151,13 @@ class Router:
         self.excluded = self._check_names(excluded, "excluded")
         self._names = _name_table(registry.skills)
         self.embedded_count = 0
+        learned = load_learned(index_folder)
+        if learned:
+            unknown = sorted(k for k in learned if k not in self._by_id)
+            if unknown:
+                self.notes.append(f"ignoring learned examples of skills no longer in the library: "
+                                  f"{', '.join(unknown[:5])}")
+            self.learn({k: v for k, v in learned.items() if k in self._by_id})
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
@@ -185,6 +193,13 @@ class Router:
         folder = index_folder or default_index_folder([], os.fspath(path))
         return cls(registry, get_profile(profile), config or RouterConfig(), index_folder=folder, pinned=pinned,
                    excluded=excluded, encoder=encoder)
+
+    def skill_by_id(self, ident: str) -> Skill:
+        """The skill whose ranking id is ``ident``."""
+        try:
+            return self._by_id[ident]
+        except KeyError:
+            raise SkillNotFoundError(f"no skill with id '{ident}'") from None
 
     def _check_names(self, names: Iterable[str], what: str) -> frozenset[str]:
         chosen = set()
@@ -307,14 +322,19 @@ class Router:
 
     def rank(self, query: Query, k: int | None = None) -> list[Match]:
         """The top-``k`` skills for ``query`` (named skills first, excluded ones never), best first."""
-        k = self._k(k)
         fused, per_signal = self.scores(query)
+        text = query if isinstance(query, str) else conversation_text(query)[0]
+        return self.rank_scores(text, fused, per_signal, k)
+
+    def rank_scores(self, text: str, fused: np.ndarray, per_signal: Mapping[str, np.ndarray],
+                    k: int | None = None) -> list[Match]:
+        """Apply the ranking rules to already computed scores (``text`` is checked for named skills)."""
+        k = self._k(k)
         order = self._order()
         skills = self.skills
         ranking = np.lexsort((order, -fused))
         if self.excluded:
             ranking = np.array([i for i in ranking if skills[i].id not in self.excluded], dtype=np.int64)
-        text = query if isinstance(query, str) else conversation_text(query)[0]
         named = [i for i in self._named(text) if skills[i].id not in self.excluded]
         named.sort(key=lambda i: (-fused[i], skills[i].id))
         chosen = named + [int(i) for i in ranking[: k + len(named)] if int(i) not in named]
@@ -327,6 +347,22 @@ class Router:
                   reason="named" if i in named else "routed")
             for position, i in enumerate(chosen, start=1)
         ]
+
+    def score_many(self, texts: Sequence[str], *, batch_size: int = 128) -> dict[str, np.ndarray]:
+        """Each signal's scores for many requests, shape (len(texts), skills); requests are embedded in
+        batches, which is what makes dataset-sized evaluations take seconds rather than minutes."""
+        signals = self.signals
+        vectors = self._encode(list(texts)) if texts else np.zeros((0, 1), dtype=np.float32)
+        doc_vectors = signals.dense.vectors.astype(np.float64)
+        dense = vectors.astype(np.float64) @ doc_vectors.T
+        out = {"bm25": np.stack([signals.bm25.scores(t) for t in texts]), "dense": dense}
+        if signals.has_examples:
+            sims = (vectors @ signals.example_vectors.T).astype(np.float64)
+            examples = dense.copy()
+            for row in range(len(texts)):
+                np.maximum.at(examples[row], signals.example_owner, sims[row])
+            out["examples"] = examples
+        return out
 
     def _k(self, k: int | None) -> int:
         k = self.config.k if k is None else k

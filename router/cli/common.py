@@ -1,0 +1,54 @@
+"""What the commands share: building the library or router from the common options, and printing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from router.config import RouterConfig, find_config
+from router.errors import ConfigError
+
+
+def config_from(args: Any, **overrides: Any) -> RouterConfig:
+    return find_config(getattr(args, "config", None)).with_(**overrides)
+
+
+def roots(args: Any) -> list[str]:
+    return args.skills or ["skills"]
+
+
+def make_router(args: Any, **overrides: Any):
+    """The router the options describe (nothing is indexed until a route needs it)."""
+    from router.routing import Router
+
+    config = config_from(args, **overrides)
+    pinned = getattr(args, "pin", None) or ()
+    excluded = getattr(args, "exclude", None) or ()
+    if args.catalog:
+        if args.skills:
+            raise ConfigError("give either --skills or --catalog, not both")
+        return Router.from_catalog(args.catalog, args.profile, config, index_folder=args.index_dir, pinned=pinned,
+                                   excluded=excluded)
+    return Router.from_skills(roots(args), args.profile, config, index_folder=args.index_dir, pinned=pinned,
+                              excluded=excluded)
+
+
+def print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+def report_notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def read_query(query: str | None) -> str:
+    """The request from the argument, or from stdin when the argument is '-'."""
+    if query == "-":
+        query = sys.stdin.read()
+    if query is None or not query.strip():
+        raise ConfigError("the request is empty: give the text to route, e.g. skill-router route \"review my Go "
+                          "code\"")
+    return query

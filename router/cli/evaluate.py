@@ -1,0 +1,280 @@
+"""Commands that measure a library: eval, overlap, tune."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from router.cli.common import make_router, print_json, report_notes
+from router.errors import ConfigError
+
+RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples", "full")
+LATENCY_SAMPLE = 100
+
+
+def register(commands: Any, common: Any) -> None:
+    p = commands.add_parser("eval", parents=[common], help="score retrievers on labelled requests")
+    p.add_argument("--queries", action="append", required=True, metavar="FILE",
+                   help='labelled requests, JSONL or YAML rows {"id","query","gold":[...]} (repeatable)')
+    p.add_argument("--examples", metavar="FILE", help="labelled requests whose queries become examples of their "
+                                                      "skills (e.g. a dev split); adds default-no-examples")
+    p.add_argument("--retrievers", default="bm25,dense,rrf,default,full",
+                   help=f"comma-separated, from {', '.join(RETRIEVERS)}")
+    p.add_argument("-k", type=int, help="skills a routed catalogue shows (tokens, per-skill recall; default 5)")
+    p.add_argument("--compare", action="append", metavar="A:B", help="paired test of B against A (repeatable)")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema skill-router.eval/1)")
+    p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with plots")
+    p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
+                   help="exit 1 when a metric is below VALUE, e.g. recall@5=0.8 or dense.mrr=0.6 (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(run=cmd_eval)
+
+    p = commands.add_parser("overlap", parents=[common], help="find skills whose descriptions are too alike")
+    p.add_argument("--top", type=int, default=20, help="pairs to report (default 20)")
+    p.add_argument("--queries", metavar="FILE", help="labelled requests: also report pairs that steal each "
+                                                     "other's requests")
+    p.add_argument("--json", metavar="FILE", help="write JSON (schema skill-router.overlap/1); '-' for stdout")
+    p.add_argument("--markdown", metavar="FILE", help="write Markdown")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with a heatmap")
+    p.add_argument("--fail-above", type=float, metavar="SCORE", help="exit 1 when a pair scores above SCORE")
+    p.set_defaults(run=cmd_overlap)
+
+    p = commands.add_parser("tune", parents=[common], help="fit fusion weights and the abstention threshold")
+    p.add_argument("--queries", action="append", required=True, metavar="FILE",
+                   help="labelled dev requests (rows with gold [] tune the abstention threshold; repeatable)")
+    p.add_argument("--held-out", action="append", metavar="FILE", help="labelled requests to report on, never "
+                                                                        "tuned on (repeatable)")
+    p.add_argument("--examples-from-queries", action="store_true",
+                   help="use the dev requests as examples of their skills (cross-validated)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
+    p.add_argument("--objective", default="mrr", choices=("mrr", "hit@1", "recall@5"))
+    p.add_argument("--output", "-o", default="skill-router.json", metavar="FILE",
+                   help="config file to write (default skill-router.json)")
+    p.set_defaults(run=cmd_tune)
+
+
+# -- eval ---------------------------------------------------------------------------------------------------------
+def _requests(router: Any, paths: Sequence[str]):
+    from router.evaluation import load_requests
+
+    known = {s.id for s in router.skills}
+    requests = []
+    for path in paths:
+        requests.extend(load_requests(path, known_ids=known))
+    ids = [r.id for r in requests]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("request ids repeat across the --queries files: give each file its own ids")
+    return requests
+
+
+def _learn_examples(router: Any, path: str) -> int:
+    from router.evaluation import load_requests
+
+    examples: dict[str, list[str]] = {}
+    for request in load_requests(path, known_ids={s.id for s in router.skills}):
+        for gold in request.gold or ():
+            examples.setdefault(gold, []).append(request.query)
+    return router.learn(examples)
+
+
+def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], depth: int
+                   ) -> dict[str, Callable[[Any], list[tuple[str, float]]]]:
+    """Retrievers over scores computed in bulk (one batch embedding for all requests)."""
+    from router.routing import fuse
+
+    texts = [r.query for r in requests]
+    per_signal = router.score_many(texts)
+    row = {r.id: i for i, r in enumerate(requests)}
+    ids = [s.id for s in router.skills]
+    order = router._order()
+    config = router.config
+    has_examples = "examples" in per_signal
+    confidence = per_signal["examples" if has_examples else "dense"]
+
+    def signals_of(i: int, with_examples: bool = True) -> dict[str, np.ndarray]:
+        out = {name: values[i] for name, values in per_signal.items()}
+        if not with_examples:
+            out.pop("examples", None)
+        return out
+
+    def ranked(values: np.ndarray, i: int, present: np.ndarray | None = None) -> list[tuple[str, float]]:
+        ranking = np.lexsort((order, -values))
+        if present is not None:
+            ranking = ranking[present[ranking]]
+        return [(ids[j], float(values[j])) for j in ranking[:depth]]
+
+    def bm25(request: Any) -> list[tuple[str, float]]:
+        values = per_signal["bm25"][row[request.id]]
+        return ranked(values, 0, values > 0)
+
+    def dense(request: Any) -> list[tuple[str, float]]:
+        return ranked(per_signal["dense"][row[request.id]], 0)
+
+    def rrf(request: Any) -> list[tuple[str, float]]:
+        i = row[request.id]
+        signals = signals_of(i)
+        fused = fuse(signals, dict.fromkeys(signals, 1.0), "rrf", 60, order)
+        return [(p[0], float(confidence[i][ids.index(p[0])])) for p in ranked(fused, i)]
+
+    def routed(with_examples: bool) -> Callable[[Any], list[tuple[str, float]]]:
+        def retrieve(request: Any) -> list[tuple[str, float]]:
+            i = row[request.id]
+            signals = signals_of(i, with_examples)
+            fused = fuse(signals, config.weights, config.fusion, config.rrf_k, order)
+            matches = router.rank_scores(request.query, fused, signals, depth)
+            conf = confidence[i] if with_examples else per_signal["dense"][i]
+            # scores are the routing confidence of each skill, which is what abstention thresholds apply to
+            return [(m.id, float(conf[ids.index(m.id)])) for m in matches]
+        return retrieve
+
+    def full(request: Any) -> list[tuple[str, float]]:
+        return [(i, 0.0) for i in ids]
+
+    table = {"bm25": bm25, "dense": dense, "rrf": rrf, "default": routed(True),
+             "default-no-examples": routed(False), "full": full}
+    return {name: table[name] for name in names}
+
+
+def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Warm single-request latency (ms) of the real code path each retriever stands for, on a sample."""
+    sample = [r.query for r in requests[:LATENCY_SAMPLE]]
+    signals = router.signals
+    router.rank(sample[0])  # warm up
+    paths: dict[str, Callable[[str], Any]] = {
+        "bm25": signals.bm25.scores,
+        "dense": lambda q: signals.dense.scores(router.encoder.encode([q])[0]),
+        "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
+        "full": lambda q: None,
+    }
+    out = {}
+    for name in names:
+        times = []
+        for query in sample:
+            start = time.perf_counter()
+            paths[name](query)
+            times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        out[name] = {"p50": round(statistics.median(times), 3), "p95": round(times[int(0.95 * (len(times) - 1))], 3),
+                     "mean": round(statistics.fmean(times), 3)}
+    return out
+
+
+def cmd_eval(args: Any) -> int:
+    from router.evaluation import check_gates, evaluate
+    from router.evaluation.report import print_table, to_html, to_markdown
+
+    names = [n.strip() for n in args.retrievers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in RETRIEVERS]
+    if unknown or not names:
+        raise ConfigError(f"unknown retriever(s) {', '.join(unknown) or '(none)'}: choose from {', '.join(RETRIEVERS)}")
+    router = make_router(args, route_above=0)
+    requests = _requests(router, args.queries)
+    if args.examples:
+        added = _learn_examples(router, args.examples)
+        print(f"using {added} example requests from {args.examples}", file=sys.stderr)
+        if "default" in names and "default-no-examples" not in names:
+            names.insert(names.index("default"), "default-no-examples")
+    k = args.k or router.config.k
+    start = time.perf_counter()
+    retrievers = retrievers_for(router, requests, names, depth=max(10, k))
+    skills = {s.id: s for s in router.skills}
+    thresholds = {"default": router.config.threshold} if router.config.threshold is not None else {}
+    compare = [tuple(c.split(":", 1)) for c in args.compare or ()]
+    result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
+        [s for s in router.skills if s.id in set(ids)]), catalogue=list(skills), route_k=k,
+        thresholds={n: v for n, v in thresholds.items() if n in names}, compare=compare,
+        progress=sys.stderr.isatty(), seed=args.seed)
+    latency = _latencies(router, requests, names)
+    result = dataclasses.replace(result, retrievers=tuple(
+        dataclasses.replace(r, latency_ms=latency[r.name]) for r in result.retrievers))
+    report_notes(router.notes)
+    print_table(result)
+    print(f"{len(requests)} requests, {len(router.skills)} skills, {time.perf_counter() - start:.1f} s; latency is "
+          f"warm single-request time on {min(LATENCY_SAMPLE, len(requests))} requests", file=sys.stderr)
+    _write(args.json, lambda: _json_text(result.to_json()))
+    _write(args.markdown, lambda: to_markdown(result))
+    _write(args.html, lambda: to_html(result))
+    failures = check_gates(result, args.fail_under or [])
+    for line in failures:
+        print(f"FAIL {line}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: str | None, text: Callable[[], str]) -> None:
+    if not path:
+        return
+    if path == "-":
+        sys.stdout.write(text())
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text())
+    except OSError as exc:
+        raise ConfigError(f"cannot write '{path}': {exc.strerror or exc}") from None
+    print(f"wrote {path}", file=sys.stderr)
+
+
+# -- overlap ------------------------------------------------------------------------------------------------------
+def cmd_overlap(args: Any) -> int:
+    from router.overlap import analyse_overlap, fails_above
+
+    router = make_router(args, route_above=0)
+    confusions: list[tuple[str, str, int]] = []
+    if args.queries:
+        from collections import Counter
+
+        requests = [r for r in _requests(router, [args.queries]) if r.gold]
+        retrieve = retrievers_for(router, requests, ["default"], depth=1)["default"]
+        counts = Counter((r.gold[0], retrieve(r)[0][0]) for r in requests if len(r.gold) == 1)
+        confusions = [(g, p, n) for (g, p), n in sorted(counts.items()) if g != p]
+    skills = [dataclasses.replace(s, index_description=s.index_description or _lenient(s)) for s in router.skills]
+    report = analyse_overlap(skills, encoder=router.encoder, top=args.top,
+                             threshold=args.fail_above if args.fail_above is not None else None,
+                             confusions=confusions)
+    if args.json == "-":
+        print_json(report.to_json())
+    else:
+        sys.stdout.write(report.to_markdown())
+    if args.json != "-":
+        _write(args.json, lambda: _json_text(report.to_json()))
+    _write(args.markdown, report.to_markdown)
+    _write(args.html, report.to_html)
+    if args.fail_above is not None:
+        failing = fails_above(report, args.fail_above)
+        for pair in failing:
+            print(f"FAIL overlap {pair.a} ~ {pair.b}: {pair.score:.3f} > {args.fail_above}", file=sys.stderr)
+        return 1 if failing else 0
+    return 0
+
+
+def _lenient(skill: Any) -> str:
+    from router.texts import lenient_description
+
+    return lenient_description(skill)
+
+
+# -- tune ---------------------------------------------------------------------------------------------------------
+def cmd_tune(args: Any) -> int:
+    from router.tune import tune
+
+    router = make_router(args, route_above=0)
+    requests = _requests(router, args.queries)
+    held_out = _requests(router, args.held_out) if args.held_out else []
+    result = tune(router, requests, folds=args.folds, seed=args.seed,
+                  examples_from_requests=args.examples_from_queries, held_out=held_out, objective=args.objective)
+    result.save(args.output)
+    print_json(result.to_json() | {"written": args.output})
+    return 0

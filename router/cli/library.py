@@ -1,0 +1,258 @@
+"""Commands over one library: list, prompt, use, lint, index, route, learn."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from router.cli.common import make_router, print_json, read_query, report_notes, roots
+from router.errors import CatalogError, ConfigError, SkillToolError
+
+
+def register(commands: Any, common: Any) -> None:
+    p = commands.add_parser("list", parents=[common], help="list the skills the profile finds")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_list)
+
+    p = commands.add_parser("prompt", parents=[common], help="print the catalogue block the harness would see")
+    p.add_argument("query", nargs="?", help="route this request first ('-' reads stdin); omit for the whole library")
+    p.add_argument("-k", type=int, help="skills to show (default 5)")
+    p.add_argument("--pin", action="append", metavar="NAME", help="always show this skill (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="NAME", help="never show this skill (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the block, the skills shown and the tool as JSON")
+    p.set_defaults(run=cmd_prompt)
+
+    p = commands.add_parser("use", parents=[common], help="print what the skill tool returns for NAME")
+    p.add_argument("name", help="the skill name, exactly as registered")
+    p.set_defaults(run=cmd_use)
+
+    p = commands.add_parser("lint", parents=[common], help="check SKILL.md files; exit 1 on errors")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_lint)
+
+    p = commands.add_parser("index", parents=[common], help="build or refresh the persistent index")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_index)
+
+    p = commands.add_parser("route", parents=[common], help="rank the skills for a request")
+    p.add_argument("query", nargs="?", help="the request ('-' reads stdin)")
+    p.add_argument("-k", type=int, help="how many skills (default 5)")
+    p.add_argument("--queries", metavar="FILE", help='route a JSONL of {"id","query"} rows; one JSON line each')
+    p.add_argument("--pin", action="append", metavar="NAME", help=argparse_hidden())
+    p.add_argument("--exclude", action="append", metavar="NAME", help="never return this skill (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_route)
+
+    p = commands.add_parser("learn", parents=[common], help="add labelled requests as examples of their skills")
+    p.add_argument("--queries", required=True, metavar="FILE", help='JSONL of {"id","query","gold":[...]} rows')
+    p.set_defaults(run=cmd_learn)
+
+
+def argparse_hidden() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def _library(args: Any):
+    """The registry alone (no indexing): what list, use and an unrouted prompt need."""
+    from router.catalog import load_catalog
+    from router.profiles import get_profile
+    from router.registry import SkillRegistry
+
+    profile = get_profile(args.profile)
+    if args.catalog:
+        if args.skills:
+            raise ConfigError("give either --skills or --catalog, not both")
+        return SkillRegistry(load_catalog(args.catalog)), profile
+    registry = SkillRegistry.discover(roots(args), profile, require_roots=True)
+    found = registry.discovery
+    if found is not None:
+        for line in list(found.errors) + list(found.warnings):
+            print(f"{profile.name}: {line}", file=sys.stderr)
+    return registry, profile
+
+
+def cmd_list(args: Any) -> int:
+    registry, _ = _library(args)
+    rows = [{"id": s.id, "name": s.name, "description": s.description, "path": s.path} for s in registry]
+    if args.json:
+        print_json(rows)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(rows)} skills", show_lines=False)
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("description")
+    for row in rows:
+        table.add_row(row["name"], row["description"])
+    Console().print(table)
+    return 0
+
+
+def cmd_prompt(args: Any) -> int:
+    query = read_query(args.query) if args.query is not None else None
+    if query is None and not args.pin and not args.exclude:
+        registry, profile = _library(args)
+        shown = list(registry)
+        block = profile.render(shown)
+    else:
+        router = make_router(args)
+        routing = router.route(query, args.k) if query is not None else None
+        shown = list(routing.shown) if routing else [s for s in router.skills if s.id not in router.excluded]
+        block = router.profile.render(shown)
+        report_notes(router.notes)
+        profile = router.profile
+    if args.json:
+        tool = profile.tool(shown)
+        print_json({"block": block, "shown": [s.name for s in shown],
+                    "tool": tool.openai() if tool else None})
+    else:
+        sys.stdout.write(block)
+    return 0
+
+
+def cmd_use(args: Any) -> int:
+    registry, profile = _library(args)
+    spec = profile.tool(list(registry) or [])
+    key = spec.parameters["required"][0] if spec is not None else "name"
+    try:
+        result = profile.call_tool(registry, {key: args.name}, spec.name if spec else None)
+    except SkillToolError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    sys.stdout.write(result)
+    return 0
+
+
+def cmd_lint(args: Any) -> int:
+    from router.lint import lint
+
+    if args.catalog:
+        raise ConfigError("lint checks SKILL.md folders: use --skills")
+    import os
+
+    for root in roots(args):
+        if not os.path.isdir(root):
+            raise ConfigError(f"skills folder '{root}' does not exist: pass --skills with an existing folder")
+    report = lint(roots(args))
+    if args.json:
+        print_json(report.to_json())
+    else:
+        for finding in report.findings:
+            print(finding)
+        print(report.summary())
+    return 1 if report.errors else 0
+
+
+def cmd_index(args: Any) -> int:
+    router = make_router(args)
+    start = time.perf_counter()
+    router.build(progress=sys.stderr.isatty())
+    elapsed = time.perf_counter() - start
+    report_notes(router.notes)
+    summary = {"skills": len(router.skills), "embedded": router.embedded_count, "index": router.index_folder,
+               "model": router.encoder.model_id, "seconds": round(elapsed, 3)}
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"indexed {summary['skills']} skills in {elapsed:.2f} s ({summary['embedded']} texts embedded, the "
+              f"rest reused) -> {summary['index']}")
+    return 0
+
+
+def cmd_route(args: Any) -> int:
+    router = make_router(args, route_above=0)
+    if args.queries:
+        if args.query:
+            raise ConfigError("give a request or --queries FILE, not both")
+        return _route_file(router, args)
+    query = read_query(args.query)
+    matches = router.rank(query, args.k)
+    report_notes(router.notes)
+    if args.json:
+        print_json([{"rank": m.rank, "id": m.id, "name": m.name, "score": round(m.score, 6),
+                     "scores": {k: round(v, 6) for k, v in m.scores.items()}, "ranks": dict(m.ranks),
+                     "reason": m.reason} for m in matches])
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    signals = list(matches[0].scores) if matches else []
+    table = Table(title=f"top {len(matches)} for: {query.strip()[:80]}")
+    table.add_column("rank", justify="right")
+    table.add_column("skill", style="bold")
+    table.add_column("fused", justify="right")
+    for name in signals:
+        table.add_column(f"{name} (rank)", justify="right")
+    for m in matches:
+        flag = " (named)" if m.reason == "named" else ""
+        table.add_row(str(m.rank), m.name + flag, f"{m.score:.3f}",
+                      *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals])
+    Console().print(table)
+    return 0
+
+
+def _route_file(router: Any, args: Any) -> int:
+    rows = _read_rows(args.queries)
+    k = args.k or 10
+    texts = [row["query"] for row in rows]
+    per_signal = router.score_many(texts)
+    from router.routing import fuse
+
+    order = router._order()
+    for i, row in enumerate(rows):
+        signals = {name: values[i] for name, values in per_signal.items()}
+        fused = fuse(signals, router.config.weights, router.config.fusion, router.config.rrf_k, order)
+        matches = router.rank_scores(row["query"], fused, signals, k)
+        line = {"id": row["id"], "ranking": [{"id": m.id, "score": round(m.score, 6)} for m in matches]}
+        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _read_rows(path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("query"), str) or not row["query"].strip():
+            raise CatalogError(f'{path}:{number}: each row needs a non-empty "query" string')
+        row.setdefault("id", str(number))
+        rows.append(row)
+    if not rows:
+        raise CatalogError(f"requests file '{path}' has no rows")
+    return rows
+
+
+def cmd_learn(args: Any) -> int:
+    from router.evaluation.labels import load_requests
+    from router.learned import append_learned
+
+    router = make_router(args)
+    requests = load_requests(args.queries, known_ids={s.id for s in router.skills} | set(router.registry.names))
+    examples: dict[str, list[str]] = {}
+    for request in requests:
+        for gold in request.gold or ():
+            examples.setdefault(gold, []).append(request.query)
+    ids = {key: (router.registry.find(key) or router.skill_by_id(key)).id for key in examples}
+    by_id: dict[str, list[str]] = {}
+    for key, queries in examples.items():
+        by_id.setdefault(ids[key], []).extend(queries)
+    added = append_learned(router.index_folder, by_id)
+    router.learn(by_id)
+    router.build(progress=sys.stderr.isatty())
+    report_notes(router.notes)
+    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
+    return 0
