@@ -2,16 +2,14 @@
 
 Every index is built by a classmethod (``BM25Index.from_texts``, ``DenseIndex.from_vectors``), answers
 ``search(query, k) -> list[Hit]`` and ``scores(query)``, and persists with a ``save(folder)`` / ``load(folder)``
-pair. torch, sentence-transformers and faiss are imported only when first needed.
+pair. Names are imported on first use, so ``import indexes.tokenize`` stays cheap and torch,
+sentence-transformers, faiss and scipy load only when an index that needs them is built.
 """
 
-from indexes.base import Hit, IndexLoadError, ModelLoadError
-from indexes.bm25 import BM25Index
-from indexes.dense import DenseIndex
-from indexes.encoder import Encoder
-from indexes.exact import ExactIndex
-from indexes.fusion import rrf, weighted_fusion
-from indexes.tokenize import tokenize
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "BM25Index",
@@ -25,3 +23,28 @@ __all__ = [
     "tokenize",
     "weighted_fusion",
 ]
+
+_HOMES = {
+    "Hit": "indexes.base", "IndexLoadError": "indexes.base", "ModelLoadError": "indexes.base",
+    "BM25Index": "indexes.bm25", "DenseIndex": "indexes.dense", "Encoder": "indexes.encoder",
+    "ExactIndex": "indexes.exact", "rrf": "indexes.fusion", "weighted_fusion": "indexes.fusion",
+}
+
+# Cheap (no numpy), and binding the function here keeps ``indexes.tokenize`` the function even after the
+# submodule of the same name is imported.
+from indexes.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from indexes.base import Hit, IndexLoadError, ModelLoadError
+    from indexes.bm25 import BM25Index
+    from indexes.dense import DenseIndex
+    from indexes.encoder import Encoder
+    from indexes.exact import ExactIndex
+    from indexes.fusion import rrf, weighted_fusion
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'indexes' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

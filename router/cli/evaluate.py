@@ -13,7 +13,7 @@ import numpy as np
 from router.cli.common import make_router, print_json, report_notes
 from router.errors import ConfigError
 
-RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples", "full")
+RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
 LATENCY_SAMPLE = 100
 
 
@@ -23,7 +23,7 @@ def register(commands: Any, common: Any) -> None:
                    help='labelled requests, JSONL or YAML rows {"id","query","gold":[...]} (repeatable)')
     p.add_argument("--examples", metavar="FILE", help="labelled requests whose queries become examples of their "
                                                       "skills (e.g. a dev split); adds default-no-examples")
-    p.add_argument("--retrievers", default="bm25,dense,rrf,default,full",
+    p.add_argument("--retrievers", default="bm25,dense,rrf,default",
                    help=f"comma-separated, from {', '.join(RETRIEVERS)}")
     p.add_argument("-k", type=int, help="skills a routed catalogue shows (tokens, per-skill recall; default 5)")
     p.add_argument("--compare", action="append", metavar="A:B", help="paired test of B against A (repeatable)")
@@ -134,11 +134,8 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
             return [(m.id, float(conf[ids.index(m.id)])) for m in matches]
         return retrieve
 
-    def full(request: Any) -> list[tuple[str, float]]:
-        return [(i, 0.0) for i in ids]
-
     table = {"bm25": bm25, "dense": dense, "rrf": rrf, "default": routed(True),
-             "default-no-examples": routed(False), "full": full}
+             "default-no-examples": routed(False)}
     return {name: table[name] for name in names}
 
 
@@ -151,7 +148,6 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
         "bm25": signals.bm25.scores,
         "dense": lambda q: signals.dense.scores(router.encoder.encode([q])[0]),
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
-        "full": lambda q: None,
     }
     out = {}
     for name in names:
