@@ -55,7 +55,10 @@ def _load(model_id: str, source: str | None, device: str) -> Any:
             fix = "give the path of a local sentence-transformers model folder, or omit the model to use the default"
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            # Loading prints a per-weight progress bar on stderr; a command-line tool's stderr is for its own notes.
+            transformers_logging.disable_progress_bar()
             model = SentenceTransformer(location, device=device, trust_remote_code=False)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} ({exc}): {fix}") from None
