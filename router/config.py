@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field, replace
+from numbers import Integral, Real
 from typing import Any, Literal, Mapping
 
 from router.errors import ConfigError
@@ -60,26 +61,40 @@ class RouterConfig:
     example_neighbours: int = 10
 
     def __post_init__(self) -> None:
-        if not isinstance(self.k, int) or self.k < 1:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise ConfigError(f"k must be a whole number >= 1, got {self.k!r}")
-        if not isinstance(self.route_above, int) or self.route_above < 0:
+        if isinstance(self.route_above, bool) or not isinstance(self.route_above, int) or self.route_above < 0:
             raise ConfigError(f"route_above must be a whole number >= 0, got {self.route_above!r}")
         if self.fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion '{self.fusion}': choose one of {', '.join(FUSIONS)}")
+        if not isinstance(self.weights, Mapping):
+            raise ConfigError(f"weights must map signal names to numbers, got {self.weights!r}")
         unknown = sorted(set(self.weights) - set(SIGNALS))
         if unknown:
             raise ConfigError(f"unknown signal weight(s) {', '.join(unknown)}: weights are for {', '.join(SIGNALS)}")
-        if any(not isinstance(w, (int, float)) or w < 0 for w in self.weights.values()):
+        # "not w >= 0" also refuses NaN, which compares false with everything and would poison every fused score
+        if any(isinstance(w, bool) or not isinstance(w, Real) or not w >= 0 for w in self.weights.values()):
             raise ConfigError(f"weights must be numbers >= 0, got {dict(self.weights)}")
         object.__setattr__(self, "weights", {s: float(self.weights.get(s, DEFAULT_WEIGHTS[s])) for s in SIGNALS})
         if self.on_abstain not in ("top-k", "empty"):
             raise ConfigError(f"on_abstain must be 'top-k' or 'empty', got {self.on_abstain!r}")
         if self.body not in BODY_MODES:
             raise ConfigError(f"unknown body mode '{self.body}': choose one of {', '.join(BODY_MODES)}")
-        if self.rrf_k <= 0:
-            raise ConfigError(f"rrf_k must be > 0, got {self.rrf_k!r}")
-        if self.example_neighbours < 1:
-            raise ConfigError(f"example_neighbours must be >= 1, got {self.example_neighbours!r}")
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, Real) or not self.rrf_k > 0:
+            raise ConfigError(f"rrf_k must be a number > 0, got {self.rrf_k!r}")
+        if isinstance(self.example_neighbours, bool) or not isinstance(self.example_neighbours, Integral) \
+                or self.example_neighbours < 1:
+            raise ConfigError(f"example_neighbours must be a whole number >= 1, got {self.example_neighbours!r}")
+        if isinstance(self.body_tokens, bool) or not isinstance(self.body_tokens, Integral) or self.body_tokens < 1:
+            raise ConfigError(f"body_tokens must be a whole number >= 1, got {self.body_tokens!r}")
+        if self.threshold is not None and (isinstance(self.threshold, bool) or
+                                           not isinstance(self.threshold, Real) or self.threshold != self.threshold):
+            raise ConfigError(f"threshold must be a number (a cosine, at most 1) or null, got {self.threshold!r}")
+        if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
+                or not self.context_weight >= 0:
+            raise ConfigError(f"context_weight must be a number >= 0, got {self.context_weight!r}")
+        if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
+            raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {self.model!r}")
 
     def with_(self, **changes: Any) -> "RouterConfig":
         """A copy with some parameters changed (None values are ignored)."""

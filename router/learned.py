@@ -28,18 +28,24 @@ def load_learned(folder: str | None) -> dict[str, list[str]]:
                 continue
             try:
                 row = json.loads(line)
-                learned.setdefault(str(row["id"]), []).append(str(row["query"]))
+                key, query = row["id"], row["query"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise CatalogError(f"{path}:{number}: not a learned example row; fix or delete the line") from None
+            if not isinstance(query, str) or not isinstance(key, (str, int)) or isinstance(key, bool):
+                # str() would turn a null query into the example request "None"
+                raise CatalogError(f"{path}:{number}: 'id' must be a string and 'query' a string, got "
+                                   f"{key!r} and {query!r}; fix or delete the line")
+            learned.setdefault(str(key), []).append(query)
     return learned
 
 
 def append_learned(folder: str, examples: Mapping[str, Sequence[str]]) -> int:
     """Append examples not stored yet; returns how many rows were written."""
     known = {(k, q) for k, qs in load_learned(folder).items() for q in qs}
-    rows = [(k, q) for k, qs in examples.items() for q in qs if (k, q) not in known]
+    # A pair repeated within ``examples`` is written once, and counted once.
+    rows = list(dict.fromkeys((k, q) for k, qs in examples.items() for q in qs if (k, q) not in known))
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, FILE), "a", encoding="utf-8") as handle:
-        for key, query in dict.fromkeys(rows):
+        for key, query in rows:
             handle.write(json.dumps({"id": key, "query": query}, ensure_ascii=False) + "\n")
     return len(rows)

@@ -226,11 +226,11 @@ class Router:
             self._encoder = Encoder(self.config.model)
         return self._encoder
 
-    def _encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def _encode(self, texts: list[str], progress: bool = False, batch_size: int = 64) -> np.ndarray:
         from indexes import ModelLoadError
 
         try:
-            return self.encoder.encode(texts, progress=progress)
+            return self.encoder.encode(texts, progress=progress, batch_size=batch_size)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
@@ -321,7 +321,8 @@ class Router:
         return order
 
     def rank(self, query: Query, k: int | None = None) -> list[Match]:
-        """The top-``k`` skills for ``query`` (named skills first, excluded ones never), best first."""
+        """The top-``k`` skills for ``query``, best first: named skills always among them, pinned ones after
+        them, excluded ones never."""
         fused, per_signal = self.scores(query)
         text = query if isinstance(query, str) else conversation_text(query)[0]
         return self.rank_scores(text, fused, per_signal, k)
@@ -360,7 +361,7 @@ class Router:
         batches, which is what makes dataset-sized evaluations take seconds rather than minutes."""
         signals = self.signals
         doc_vectors = signals.dense.vectors.astype(np.float64)
-        vectors = self._encode(list(texts)) if texts else np.zeros((0, doc_vectors.shape[1]), dtype=np.float32)
+        vectors = self._encode(list(texts), batch_size=batch_size) if texts else np.zeros((0, doc_vectors.shape[1]), dtype=np.float32)
         dense = vectors.astype(np.float64) @ doc_vectors.T
         lexical = [signals.bm25.scores(t) for t in texts]
         out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.skills))), "dense": dense}

@@ -75,9 +75,27 @@ class EmbeddingStore:
 
     # -- reading ------------------------------------------------------------------------------------------------
     def _load(self) -> None:
+        if not self.folder:  # an in-memory store: never read a manifest.json from the working folder
+            return
         manifest_path = os.path.join(self.folder, MANIFEST)
         if not os.path.exists(manifest_path):
             return
+        from filelock import FileLock, Timeout
+
+        # Read under the writers' lock: a concurrent save replaces three files one after the other, and reading
+        # between two replacements would see mismatched checksums and rebuild for nothing.
+        lock = FileLock(os.path.join(self.folder, ".lock"))
+        try:
+            with lock.acquire(timeout=LOCK_TIMEOUT_S):
+                self._read(manifest_path)
+        except Timeout:
+            raise StaleIndex(f"is locked by another process for over {LOCK_TIMEOUT_S} s") from None
+        except OSError as exc:  # a read-only index folder where the lock file cannot be created
+            if os.access(self.folder, os.W_OK):
+                raise StaleIndex(f"cannot be read ({exc})") from None
+            self._read(manifest_path)
+
+    def _read(self, manifest_path: str) -> None:
         try:
             with open(manifest_path, encoding="utf-8") as handle:
                 manifest = json.load(handle)

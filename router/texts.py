@@ -24,7 +24,9 @@ BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead")
 
 _DEGENERATE = {"", "|", ">", "|-", ">-", "|+", ">+", "No description provided."}
 _WORD = re.compile(r"[^\W_]+")
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# [ \t], not \s: \s would let an empty "#" line swallow the line after it as its heading text
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+_FENCED = re.compile(r"^ {0,3}(```|~~~).*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def name_words(name: str) -> str:
@@ -37,9 +39,17 @@ def is_degenerate(description: str) -> bool:
     return description.strip() in _DEGENERATE
 
 
+def _kept_quotes(description: str) -> bool:
+    text = description.strip()
+    return len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'"
+
+
 def lenient_description(skill: Skill) -> str:
-    """A lenient YAML parse of the skill's frontmatter description ('' when there is nothing better)."""
-    if not skill.path or not is_degenerate(skill.description):
+    """A lenient YAML parse of the skill's frontmatter description ('' when there is nothing better).
+
+    Read only where the profile's parse is degenerate (:func:`is_degenerate`) or kept the YAML quotes.
+    """
+    if not skill.path or not (is_degenerate(skill.description) or _kept_quotes(skill.description)):
         return ""
     from router.profiles.agentskills import FrontmatterError, load_frontmatter, split_frontmatter
 
@@ -62,15 +72,16 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     if mode == "none" or not body:
         return ""
     if mode == "headings":
-        return " ".join(_HEADING.findall(body))
+        # A '# comment' line inside a fenced code block (shell, Python) is code, not a heading.
+        return " ".join(_HEADING.findall(_FENCED.sub("", body)))
     return " ".join(body.split()[:tokens])
 
 
 def index_text(skill: Skill, *, body: BodyMode = "none", body_tokens: int = 100) -> str:
     """The text both indexes see for ``skill``."""
-    parts = [name_words(skill.name), skill.description]
     extra = skill.index_description or lenient_description(skill)
-    if extra:
-        parts.append(extra)
+    # A degenerate description ('|', the placeholder) would give every such skill the same words.
+    shown = "" if extra and is_degenerate(skill.description) else skill.description
+    parts = [name_words(skill.name), shown, extra]
     parts.append(body_text(skill.body, body, body_tokens))
     return ". ".join(p for p in parts if p)
