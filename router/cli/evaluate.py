@@ -27,8 +27,9 @@ def register(commands: Any, common: Any) -> None:
                    help=f"comma-separated, from {', '.join(RETRIEVERS)}")
     p.add_argument("-k", type=int, help="skills a routed catalogue shows (tokens, per-skill recall; default 5)")
     p.add_argument("--compare", action="append", metavar="A:B", help="paired test of B against A (repeatable)")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema skill-router.eval/1)")
-    p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema skill-router.eval/1); '-' for "
+                                                  "stdout")
+    p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown; '-' for stdout")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with plots")
     p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when a metric is below VALUE, e.g. recall@5=0.8 or dense.mrr=0.6 (repeatable)")
@@ -191,16 +192,27 @@ def cmd_eval(args: Any) -> int:
     result = dataclasses.replace(result, retrievers=tuple(
         dataclasses.replace(r, latency_ms=latency[r.name]) for r in result.retrievers))
     report_notes(router.notes)
-    print_table(result)
+    # With a report written to stdout ('-'), the table goes to stderr so that stdout stays parseable.
+    print_table(result, console=_stderr_console() if "-" in (args.json, args.markdown, args.html) else None)
     print(f"{len(requests)} requests, {len(router.skills)} skills, {time.perf_counter() - start:.1f} s; latency is "
           f"warm single-request time on {min(LATENCY_SAMPLE, len(requests))} requests", file=sys.stderr)
     _write(args.json, lambda: _json_text(result.to_json()))
     _write(args.markdown, lambda: to_markdown(result))
     _write(args.html, lambda: to_html(result))
-    failures = check_gates(result, args.fail_under or [])
+    try:
+        failures = check_gates(result, args.fail_under or [])
+    except ValueError as exc:  # a malformed gate is a usage error, not a failed gate
+        raise ConfigError(f"--fail-under {exc}") from None
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console if console.is_terminal else Console(stderr=True, width=150)
 
 
 def _json_text(value: Any) -> str:

@@ -82,13 +82,15 @@ def cmd_list(args: Any) -> int:
         print_json(rows)
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    # Skill text is data, not rich markup: '[/x]' in a description must print as written, not raise.
     table = Table(title=f"{len(rows)} skills", show_lines=False)
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for row in rows:
-        table.add_row(row["name"], row["description"])
+        table.add_row(escape(row["name"]), escape(row["description"]))
     Console().print(table)
     return 0
 
@@ -179,10 +181,11 @@ def cmd_route(args: Any) -> int:
                      "reason": m.reason} for m in matches])
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     signals = list(matches[0].scores) if matches else []
-    table = Table(title=f"top {len(matches)} for: {query.strip()[:80]}")
+    table = Table(title=escape(f"top {len(matches)} for: {query.strip()[:80]}"))
     table.add_column("rank", justify="right")
     table.add_column("skill", style="bold")
     table.add_column("fused", justify="right")
@@ -190,7 +193,7 @@ def cmd_route(args: Any) -> int:
         table.add_column(f"{name} (rank)", justify="right")
     for m in matches:
         flag = " (named)" if m.reason == "named" else ""
-        table.add_row(str(m.rank), m.name + flag, f"{m.score:.3f}",
+        table.add_row(str(m.rank), escape(m.name + flag), f"{m.score:.3f}",
                       *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals])
     Console().print(table)
     return 0
@@ -210,15 +213,18 @@ def _route_file(router: Any, args: Any) -> int:
         matches = router.rank_scores(row["query"], fused, signals, k)
         line = {"id": row["id"], "ranking": [{"id": m.id, "score": round(m.score, 6)} for m in matches]}
         sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    report_notes(router.notes)
     return 0
 
 
 def _read_rows(path: str) -> list[dict[str, Any]]:
     try:
         with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+            lines = handle.read().split("\n")  # not splitlines(): it also breaks rows at U+2028 and U+0085
     except OSError as exc:
         raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"requests file '{path}' is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     rows = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
