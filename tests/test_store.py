@@ -175,7 +175,7 @@ CONCURRENT_BUILD = textwrap.dedent("""
     class HashEncoder:
         model_id, dim = "test/hash-encoder", 8
 
-        def encode(self, texts, progress=False):
+        def encode(self, texts, progress=False, batch_size=64):
             rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:32], dtype=np.uint8)[:8] for t in texts]
             vectors = np.array(rows, dtype=np.float32) + 1
             return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

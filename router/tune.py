@@ -1,0 +1,338 @@
+"""Fit the router's fusion and abstention threshold on labelled dev requests, by k-fold cross-validation.
+
+    from router.evaluation import load_requests
+    from router.tune import tune
+
+    result = tune(router, load_requests("dev.jsonl"), examples_from_requests=True)
+    result.save("skill-router.json")          # read back by RouterConfig.load / --config
+
+What is fitted, and on what:
+
+- the fusion method (``zscore``, ``rrf``), the BM25 weight (0, 0.25, 0.5, 0.75, 1; dense fixed at 1) and, when
+  examples exist, the example weight (0.5, 1, 2, 4), maximising the mean ``objective`` (``mrr``, ``hit@1`` or
+  ``recall@5``) over the gold requests, each scored in its own cross-validation fold (Stone 1974);
+- the abstention threshold, when some requests have no gold skill: the F1-best cut on the routing confidence
+  (:func:`router.evaluation.metrics.best_threshold`).
+
+With ``examples_from_requests`` the gold requests of the *other* folds serve as example requests of their gold
+skills, so that the example signal is scored as a library trained on dev labels would score a new request, and
+no request is ever its own example. Without it the folds change nothing (no parameter is estimated from the
+requests themselves), and the cross-validated numbers are the plain dev means.
+
+Tune on a dev split only; ``held_out`` reports the chosen setting on data the choice never saw.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
+
+import numpy as np
+
+from router.config import RouterConfig
+from router.errors import ConfigError
+from router.evaluation.labels import Request
+from router.evaluation.metrics import abstention_metrics, best_threshold
+
+if TYPE_CHECKING:
+    from router.routing import Router
+
+Objective = Literal["mrr", "hit@1", "recall@5"]
+OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
+TUNED_FUSIONS = ("zscore", "rrf")
+BM25_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+EXAMPLE_WEIGHTS = (0.5, 1.0, 2.0, 4.0)
+DENSE_WEIGHT = 1.0
+RECALL_K = 5
+_BLOCK = 2048  # rows per similarity block: bounds memory on test splits of tens of thousands of requests
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """The tuned configuration and the evidence for it.
+
+    Parameters
+    ----------
+    config: the router's config with the fitted fusion, weights and threshold.
+    dev: cross-validated ``hit@1``, ``recall@5``, ``mrr`` of the chosen setting, the same three for the router's
+        starting config prefixed ``default_``, and, when a threshold was fitted, the abstention scores at it
+        (``abstention_precision``, ``abstention_recall``, ``abstention_f1``, ``false_abstention_rate``).
+    held_out: the chosen config on the ``held_out`` requests (same keys, no ``default_``), or None.
+    grid: every setting tried with its cross-validated metrics, in the order tried.
+    folds, seed, objective: how the choice was made.
+    """
+
+    config: RouterConfig
+    dev: dict[str, float]
+    held_out: dict[str, float] | None
+    grid: list[dict[str, Any]]
+    folds: int
+    seed: int
+    objective: Objective = "mrr"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"config": self.config.to_json(), "dev": dict(self.dev),
+                "held_out": None if self.held_out is None else dict(self.held_out),
+                "grid": [dict(g) for g in self.grid], "folds": self.folds, "seed": self.seed,
+                "objective": self.objective}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the config file, with how it was tuned under its ``tuning`` key."""
+        self.config.save(path, extra={"dev": dict(self.dev), "held_out": self.held_out, "folds": self.folds,
+                                      "seed": self.seed, "objective": self.objective})
+
+
+def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed: int = 0,
+         examples_from_requests: bool = False, held_out: Sequence[Request] = (),
+         objective: str = "mrr") -> TuneResult:
+    """Choose fusion, weights and threshold for ``router`` on labelled dev ``requests``.
+
+    Parameters
+    ----------
+    router: a router over the catalogue the requests were labelled for; it is not modified.
+    requests: labelled dev requests; ``gold == ()`` rows only serve the threshold.
+    folds: cross-validation folds (>= 2, at most the number of gold requests). Gold and no-gold requests are
+        dealt into folds separately from one permutation drawn with ``numpy.random.default_rng(seed)``.
+    examples_from_requests: use the other folds' gold requests as example requests of their gold skills.
+    held_out: requests to report the chosen config on (with all dev gold requests as examples when
+        ``examples_from_requests``).
+    objective: ``mrr``, ``hit@1`` or ``recall@5``, averaged over gold requests.
+
+    Every request is embedded once; each setting is then a few array operations, so the grid costs far less
+    than the embedding. Rankings follow :meth:`Router.rank_scores`: named skills first, excluded skills never,
+    ties by id. A conversation is scored on its last user turn (``Request.query``).
+    """
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"unknown objective '{objective}': choose one of {', '.join(OBJECTIVES)}")
+    requests, held_out = list(requests), list(held_out)
+    known = {s.id for s in router.skills}
+    _check_labels(requests, known, "requests")
+    _check_labels(held_out, known, "held_out")
+    gold_rows = np.array([i for i, r in enumerate(requests) if r.gold], dtype=np.int64)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ConfigError(f"folds must be a whole number >= 2, got {folds!r}")
+    if folds > len(gold_rows):
+        raise ConfigError(f"{folds} folds but only {len(gold_rows)} requests with gold skills: use at most "
+                          f"{len(gold_rows)} folds or label more requests")
+    fold_of = assign_folds([bool(r.gold) for r in requests], folds, seed)
+
+    dev = _Scored.build(router, requests)
+    if examples_from_requests:
+        base = dev.signals.get("examples", dev.signals["dense"])
+        examples = base.copy()
+        for fold in range(folds):
+            test = np.flatnonzero(fold_of == fold)
+            rows, owners = _example_pairs(dev, [i for i in gold_rows if fold_of[i] != fold])
+            examples[test] = _example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
+        dev.signals["examples"] = examples
+    has_examples = "examples" in dev.signals
+
+    grid: list[dict[str, Any]] = []
+    for fusion, bm25, example in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
+                                                   EXAMPLE_WEIGHTS if has_examples else (None,)):
+        weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0}
+        metrics = dev.metrics(fusion, weights, router.config.rrf_k)
+        grid.append({"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example, **metrics})
+    # Rounding lets mathematically equal objectives tie exactly; argmax then keeps the first setting tried.
+    best = grid[int(np.argmax(np.round([g[objective] for g in grid], 12)))]
+    weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
+               "examples": best["examples"] if has_examples else router.config.weights["examples"]}
+
+    summary = {name: best[name] for name in OBJECTIVES}
+    default = dev.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
+    summary.update({f"default_{name}": value for name, value in default.items()})
+    threshold = None
+    has_gold = [bool(r.gold) for r in requests]
+    if not all(has_gold):
+        confidence = dev.confidence()
+        threshold = best_threshold(confidence.tolist(), has_gold)
+        summary.update(_abstention(confidence, has_gold, threshold))
+    config = replace(router.config, fusion=best["fusion"], weights=weights, threshold=threshold)
+
+    held = None
+    if held_out:
+        test = _Scored.build(router, held_out)
+        if examples_from_requests:
+            rows, owners = _example_pairs(dev, gold_rows.tolist())
+            base = test.signals.get("examples", test.signals["dense"])
+            test.signals["examples"] = _example_scores(test.vectors, dev.vectors[rows], owners, base)
+        held = test.metrics(config.fusion, config.weights, config.rrf_k) if test.gold_count else {}
+        test_gold = [bool(r.gold) for r in held_out]
+        if threshold is not None and not all(test_gold):
+            held.update(_abstention(test.confidence(), test_gold, threshold))
+    return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
+                      objective=objective)  # type: ignore[arg-type]
+
+
+def assign_folds(has_gold: Sequence[bool], folds: int, seed: int) -> np.ndarray:
+    """The fold (0 .. folds-1) of each request: gold and no-gold requests are each shuffled by one seeded
+    permutation and dealt round-robin, so every fold gets its share of both."""
+    rng = np.random.default_rng(seed)
+    flags = np.asarray(has_gold, dtype=bool)
+    fold_of = np.empty(len(flags), dtype=np.int64)
+    for rows in (np.flatnonzero(flags), np.flatnonzero(~flags)):
+        fold_of[rows[rng.permutation(len(rows))]] = np.arange(len(rows)) % folds
+    return fold_of
+
+
+def _check_labels(requests: Sequence[Request], known: set[str], what: str) -> None:
+    for request in requests:
+        if request.gold is None:
+            raise ConfigError(f"{what}: request '{request.id}' has no gold label; tuning needs gold skills "
+                              "(gold: [] when no skill applies)")
+        unknown = [g for g in request.gold if g not in known]
+        if unknown:
+            raise ConfigError(f"{what}: request '{request.id}' names gold skill(s) {', '.join(unknown)} that are "
+                              "not in the library; label it with the library's ids")
+
+
+def _abstention(confidence: np.ndarray, has_gold: Sequence[bool], threshold: float) -> dict[str, float]:
+    scores = abstention_metrics(confidence.tolist(), has_gold, threshold)
+    return {"abstention_precision": float(scores["precision"]), "abstention_recall": float(scores["recall"]),
+            "abstention_f1": float(scores["f1"]),
+            "false_abstention_rate": float(scores["false_abstention_rate"])}
+
+
+def _example_pairs(scored: "_Scored", rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(request row, gold skill position) for every gold skill of the given requests: one example each."""
+    pairs = [(row, col) for row in rows for col in scored.gold_cols[row]]
+    return (np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.int64))
+
+
+def _example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``base`` raised, skill by skill, to the best cosine of each query with that skill's examples (the
+    router's example signal, :class:`router.signals.Signals`)."""
+    out = base.copy()
+    if not len(owners) or not len(queries):
+        return out
+    sort = np.argsort(owners, kind="stable")
+    sorted_owners = owners[sort]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
+    columns = sorted_owners[starts]
+    vectors = np.ascontiguousarray(examples[sort], dtype=np.float32)
+    for low in range(0, len(queries), _BLOCK):
+        block = slice(low, low + _BLOCK)
+        sims = (queries[block] @ vectors.T).astype(np.float64)
+        out[block, columns] = np.maximum(out[block, columns], np.maximum.reduceat(sims, starts, axis=1))
+    return out
+
+
+@dataclass
+class _Scored:
+    """Every signal's scores for a list of requests, and what ranking them needs."""
+
+    router: "Router"
+    texts: list[str]
+    vectors: np.ndarray  # (n, d) unit request embeddings
+    signals: dict[str, np.ndarray]  # signal -> (n, skills)
+    naming: np.ndarray  # rows whose request names a skill: ranked by Router.rank_scores itself
+    excluded: np.ndarray  # (skills,) bool
+    order: np.ndarray  # (skills,) position in id order: the tie-break
+    gold_cols: list[list[int]]  # per request, its distinct gold skills' positions
+    _normalised: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)  # (method, signal) -> scores
+
+    @classmethod
+    def build(cls, router: "Router", requests: Sequence[Request]) -> "_Scored":
+        # Router.score_many embeds the requests itself and keeps no vectors; the example similarities need them,
+        # and embedding dominates the cost (minutes on a dev split on CPU), so the requests are embedded once
+        # here and the signals follow score_many's formulas (tests/test_tune.py checks the metrics against
+        # Router.rank).
+        signals = router.signals
+        texts = [r.query for r in requests]
+        skills = router.skills
+        vectors = router.encoder.encode(texts) if texts else np.zeros((0, signals.dense.vectors.shape[1]),
+                                                                      dtype=np.float32)
+        dense = vectors.astype(np.float64) @ signals.dense.vectors.astype(np.float64).T
+        scores = {"bm25": np.stack([signals.bm25.scores(t) for t in texts]) if texts else np.zeros((0, len(skills))),
+                  "dense": dense}
+        if signals.has_examples:
+            scores["examples"] = _example_scores(vectors, signals.example_vectors, signals.example_owner, dense)
+        position = {s.id: i for i, s in enumerate(skills)}
+        flat = np.zeros(len(skills))
+        naming = np.array([row for row, text in enumerate(texts)
+                           if any(m.reason == "named" for m in router.rank_scores(text, flat, {}, k=1))],
+                          dtype=np.int64)
+        excluded = np.array([s.id in router.excluded for s in skills], dtype=bool)
+        order = np.empty(len(skills), dtype=np.int64)
+        order[np.argsort(np.array([s.id for s in skills], dtype=object), kind="stable")] = np.arange(len(skills))
+        gold_cols = [list(dict.fromkeys(position[g] for g in (r.gold or ()))) for r in requests]
+        return cls(router, texts, vectors, scores, naming, excluded, order, gold_cols)
+
+    @property
+    def gold_count(self) -> int:
+        return sum(1 for cols in self.gold_cols if cols)
+
+    def confidence(self) -> np.ndarray:
+        """Per request, the best example score over skills, else the best dense cosine."""
+        values = self.signals.get("examples", self.signals["dense"])
+        return values.max(axis=1) if values.shape[1] else np.zeros(len(values))
+
+    def fused(self, method: str, weights: Mapping[str, float], rrf_k: int) -> np.ndarray:
+        """:func:`router.routing.fuse` applied to every row at once (same operations, same order)."""
+        total = np.zeros(self.signals["dense"].shape)
+        for name in sorted(self.signals):
+            weight = weights.get(name, 0.0)
+            if weight == 0 or self.signals[name].shape[1] == 0:
+                continue
+            if method == "rrf":
+                total += np.where(self._normalise("present", name), weight / (rrf_k + self._normalise(method, name)),
+                                  0.0)
+            else:
+                total += weight * self._normalise(method, name)
+        return total
+
+    def _normalise(self, method: str, name: str) -> np.ndarray:
+        """One signal's scores as a fusion method sees them (ranks for rrf), computed once per signal; the
+        signals must not change after the first call."""
+        key = (method, name)
+        if key in self._normalised:
+            return self._normalised[key]
+        values = self.signals[name]
+        if method == "present":  # RRF ranks only the skills BM25 scores above zero
+            out = values > 0 if name == "bm25" else np.ones(values.shape, dtype=bool)
+        elif method == "rrf":
+            ranking = np.lexsort((np.broadcast_to(self.order, values.shape), -values), axis=1)
+            out = np.empty(values.shape, dtype=np.int64)
+            np.put_along_axis(out, ranking, np.broadcast_to(np.arange(1, values.shape[1] + 1), values.shape), 1)
+        else:
+            if method == "zscore":
+                shift, spread = values.mean(axis=1, keepdims=True), values.std(axis=1, keepdims=True)
+            else:
+                shift = values.min(axis=1, keepdims=True)
+                spread = values.max(axis=1, keepdims=True) - shift
+            out = np.divide(values - shift, spread, out=np.zeros_like(values), where=spread > 0)
+        self._normalised[key] = out
+        return out
+
+    def metrics(self, method: str, weights: Mapping[str, float], rrf_k: int) -> dict[str, float]:
+        """Mean hit@1, recall@5 and MRR over the gold requests under one fusion setting, on each request's top
+        ``max(10, k)`` (the depth ``skill-router eval`` scores)."""
+        depth = max(10, RECALL_K, self.router.config.k)
+        rows = np.array([r for r, cols in enumerate(self.gold_cols) for _ in cols], dtype=np.int64)
+        cols = np.array([c for cols in self.gold_cols for c in cols], dtype=np.int64)
+        if not len(rows):
+            return {"hit@1": 0.0, "recall@5": 0.0, "mrr": 0.0}
+        fused = self.fused(method, weights, rrf_k)
+        ranks = np.empty(len(rows))
+        for low in range(0, len(rows), _BLOCK):
+            r, c = rows[low:low + _BLOCK], cols[low:low + _BLOCK]
+            scores, own = fused[r], fused[r, c][:, None]
+            ahead = (scores > own) | ((scores == own) & (self.order[None, :] < self.order[c][:, None]))
+            ranks[low:low + _BLOCK] = np.where(self.excluded[c], np.inf,
+                                               1 + (ahead & ~self.excluded[None, :]).sum(axis=1))
+        # A named skill is guaranteed a place in the top-k, which reorders the list: the router itself ranks the
+        # few requests that name one, so the rule has one source.
+        for row in self.naming:
+            listed = [m.id for m in self.router.rank_scores(self.texts[row], fused[row], {}, depth)[:depth]]
+            ids = [self.router.skills[c].id for c in self.gold_cols[row]]
+            positions = [listed.index(i) + 1 if i in listed else np.inf for i in ids]
+            ranks[rows == row] = positions
+        ranks[ranks > depth] = np.inf
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        first = np.minimum.reduceat(ranks, starts)
+        found = np.add.reduceat((ranks <= RECALL_K).astype(np.float64), starts)
+        sizes = np.diff(np.r_[starts, len(rows)])
+        return {"hit@1": float(np.mean(first == 1)), "recall@5": float(np.mean(found / sizes)),
+                "mrr": float(np.mean(1.0 / first))}
