@@ -43,7 +43,9 @@ def run(name: str, tools: Path, requests, names=("bm25", "dense", "rrf", "defaul
     retrievers = retrievers_for(router, requests, names, depth=10)
     result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
         [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
-        thresholds=thresholds or {}, progress=False)
+        thresholds=thresholds or {}, progress=False,
+        compare=[(a, b) for a, b in (("dense", "default"), ("bm25", "default"), ("default-no-examples", "default"))
+                 if a in names and b in names])
     print(f"\n== {name}")
     print_table(result)
     payload = result.to_json()
