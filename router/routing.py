@@ -23,6 +23,7 @@ registered skill, shown or not.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -292,7 +293,7 @@ class Router:
             current = updated[skill.id]
             fresh = tuple(r for r in requests if r.strip() and r not in current.examples)
             added += len(fresh)
-            updated[skill.id] = Skill(**{**current.__dict__, "examples": current.examples + fresh})
+            updated[skill.id] = dataclasses.replace(current, examples=current.examples + fresh)
         self.registry = SkillRegistry(updated.values(), discovery=self.registry.discovery)
         self._by_id = {s.id: s for s in self.registry}
         self._signals = None
@@ -479,4 +480,4 @@ def _with_sidecar_examples(skill: Skill) -> Skill:
     with open(path, encoding="utf-8", errors="replace") as handle:
         lines = [line.strip() for line in handle]
     examples = tuple(line for line in lines if line and not line.startswith("#"))
-    return Skill(**{**skill.__dict__, "examples": skill.examples + examples})
+    return dataclasses.replace(skill, examples=skill.examples + examples)

@@ -94,6 +94,7 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
     per_signal = router.score_many(texts)
     row = {r.id: i for i, r in enumerate(requests)}
     ids = [s.id for s in router.skills]
+    position = {ident: j for j, ident in enumerate(ids)}
     order = router._order()
     config = router.config
     has_examples = "examples" in per_signal
@@ -122,7 +123,7 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
         i = row[request.id]
         signals = signals_of(i)
         fused = fuse(signals, dict.fromkeys(signals, 1.0), "rrf", 60, order)
-        return [(p[0], float(confidence[i][ids.index(p[0])])) for p in ranked(fused, i)]
+        return [(p[0], float(confidence[i][position[p[0]]])) for p in ranked(fused, i)]
 
     def routed(with_examples: bool) -> Callable[[Any], list[tuple[str, float]]]:
         def retrieve(request: Any) -> list[tuple[str, float]]:
@@ -132,7 +133,7 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
             matches = router.rank_scores(request.query, fused, signals, depth)
             conf = confidence[i] if with_examples else per_signal["dense"][i]
             # scores are the routing confidence of each skill, which is what abstention thresholds apply to
-            return [(m.id, float(conf[ids.index(m.id)])) for m in matches]
+            return [(m.id, float(conf[position[m.id]])) for m in matches]
         return retrieve
 
     table = {"bm25": bm25, "dense": dense, "rrf": rrf, "default": routed(True),
