@@ -8,9 +8,26 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from router.errors import CatalogError
 from router.skill import Skill
+
+
+def parse_jsonl(text: str, path: str | os.PathLike[str], error: type[CatalogError] = CatalogError
+                ) -> list[tuple[int, Any]]:
+    """(line number, decoded value) for each non-blank line of JSONL ``text``; ``error`` names the file and line
+    of the first line that is not JSON. Lines split on LF only: ``str.splitlines()`` would also break a row at a
+    U+2028 or U+0085 inside a JSON string."""
+    rows = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise error(f"{os.fspath(path)}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    return rows
 
 
 def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
@@ -22,7 +39,7 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")  # not splitlines(): it also breaks rows at U+2028 and U+0085
+            text = handle.read()
     except FileNotFoundError:
         raise CatalogError(f"catalogue '{path}' does not exist: pass --catalog with a JSONL file of "
                            '{"id", "name", "description"} rows') from None
@@ -30,13 +47,7 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
         raise CatalogError(f"catalogue '{path}' cannot be read: {exc}") from None
     skills: list[Skill] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    for number, row in parse_jsonl(text, path):
         if not isinstance(row, dict):
             raise CatalogError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
         name = row.get("name") or row.get("id")

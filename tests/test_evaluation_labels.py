@@ -65,7 +65,7 @@ def test_missing_gold_is_an_error_unless_allowed(tmp_path):
     ("rows", "message"),
     [
         (['{"id": "q1", "query": "a", "gold": []}', '{"id": "q2", "query": '],
-         ":2: invalid JSON: Expecting value (column 23)"),
+         ":2: not valid JSON (Expecting value at column 23)"),
         ([[1, 2]], ':1: expected an object with "id", "query" and "gold", got [1, 2]'),
         ([{"query": "a", "gold": []}], ':1: "id" must be a non-empty string, got None'),
         ([{"id": 7, "query": "a", "gold": []}], ':1: "id" must be a non-empty string, got 7'),

@@ -218,21 +218,17 @@ def _route_file(router: Any, args: Any) -> int:
 
 
 def _read_rows(path: str) -> list[dict[str, Any]]:
+    from router.catalog import parse_jsonl
+
     try:
         with open(path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")  # not splitlines(): it also breaks rows at U+2028 and U+0085
+            text = handle.read()
     except OSError as exc:
         raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise CatalogError(f"requests file '{path}' is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    for number, row in parse_jsonl(text, path):
         if not isinstance(row, dict) or not isinstance(row.get("query"), str) or not row["query"].strip():
             raise CatalogError(f'{path}:{number}: each row needs a non-empty "query" string')
         row.setdefault("id", str(number))

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from router.catalog import parse_jsonl
 from router.errors import CatalogError
 
 
@@ -96,15 +97,7 @@ def load_requests(
 
 
 def _jsonl_rows(path: Path, text: str) -> list[tuple[int, Any]]:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise LabelsError(f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
-    return rows
+    return parse_jsonl(text, path, LabelsError)
 
 
 def _yaml_rows(path: Path, text: str) -> list[tuple[int, Any]]:
