@@ -16,9 +16,7 @@ Each writes benchmarks/results/accuracy-<setup>.json (the eval JSON schema) and 
 
 from __future__ import annotations
 
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 from common import DATASETS, RESULTS, save

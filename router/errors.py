@@ -1,7 +1,9 @@
 """Errors raised by skill-router.
 
 Every error a user can cause is a :class:`SkillRouterError`; its message names the offending value and the fix.
-The command-line tool prints the message as one line and exits non-zero.
+The command-line tool prints the message as one line and exits non-zero. A persisted index that is corrupt, stale
+or built for another model is not an error: the skills are the source of truth, so it is rebuilt from them and the
+reason is reported (``Router.notes``).
 
     SkillRouterError
     ├── ConfigError           bad option: unknown profile, k < 1, empty query, unknown metric
@@ -11,7 +13,6 @@ The command-line tool prints the message as one line and exits non-zero.
     ├── RegistryError         a registration the registry refuses (repeated path or name)
     ├── SkillToolError        a skill-tool call the harness fails (the profile decides which errors fail)
     ├── PathEscapeError       a strict path resolution that leaves the skill folder
-    ├── IndexError_           a persisted index that is missing, corrupt, stale or foreign
     └── ModelError            an embedding model that cannot be loaded offline
 """
 
@@ -51,10 +52,6 @@ class SkillToolError(SkillRouterError):
 
 class PathEscapeError(SkillRouterError, PermissionError):
     """A strict resolution of a relative path leaves the skill's folder."""
-
-
-class IndexError_(SkillRouterError):
-    """A persisted index is missing, corrupt, stale or was built for another model or format."""
 
 
 class ModelError(SkillRouterError):

@@ -33,8 +33,8 @@ import numpy as np
 
 from router import inject as injection
 from router.catalog import load_catalog
-from router.config import SIGNALS, RouterConfig
-from router.errors import ConfigError, IndexError_, ModelError, SkillNotFoundError
+from router.config import RouterConfig
+from router.errors import ConfigError, ModelError, SkillNotFoundError
 from router.profiles import Profile, ToolSpec, get_profile
 from router.registry import SkillRegistry
 from router.signals import Signals

@@ -16,7 +16,6 @@ message starts with ``file:line``.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
