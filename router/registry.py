@@ -23,6 +23,7 @@ class SkillRegistry:
     def __init__(self, skills: Iterable[Skill] = (), *, discovery: Discovery | None = None) -> None:
         self._by_name: dict[str, Skill] = {}
         self._paths: set[str] = set()
+        self._snapshot: tuple[Skill, ...] | None = None
         self.discovery = discovery
         for skill in skills:
             self.register(skill)
@@ -52,6 +53,7 @@ class SkillRegistry:
         if skill.name in self._by_name:
             raise RegistryError(f"skill name {go_quote(skill.name)} is already registered")
         self._by_name[skill.name] = skill
+        self._snapshot = None
         if skill.path:
             self._paths.add(skill.path)
 
@@ -60,6 +62,7 @@ class SkillRegistry:
         skill = self._by_name.pop(name, None)
         if skill is None:
             raise SkillNotFoundError(self._unknown(name))
+        self._snapshot = None
         self._paths.discard(skill.path)
         return skill
 
@@ -83,7 +86,7 @@ class SkillRegistry:
         return f"no skill named '{name}'{hint}"
 
     def __iter__(self) -> Iterator[Skill]:
-        return iter(list(self._by_name.values()))
+        return iter(self.skills)
 
     def __len__(self) -> int:
         return len(self._by_name)
@@ -97,4 +100,8 @@ class SkillRegistry:
 
     @property
     def skills(self) -> tuple[Skill, ...]:
-        return tuple(self._by_name.values())
+        """The skills in registration order; the same tuple until the registry changes, so callers can cache
+        what they derive from it by identity."""
+        if self._snapshot is None:
+            self._snapshot = tuple(self._by_name.values())
+        return self._snapshot
