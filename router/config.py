@@ -46,7 +46,6 @@ class RouterConfig:
     body: which body text to index (``none``, ``headings``, ``lead``), body_tokens: words of ``lead``.
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
-    example_neighbours: how many nearest examples vote for their skill.
     """
 
     k: int = 5
@@ -60,7 +59,6 @@ class RouterConfig:
     body_tokens: int = 100
     model: str | None = None
     context_weight: float = 0.3
-    example_neighbours: int = 10
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
@@ -84,9 +82,6 @@ class RouterConfig:
             raise ConfigError(f"unknown body mode '{self.body}': choose one of {', '.join(BODY_MODES)}")
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, Real) or not self.rrf_k > 0:
             raise ConfigError(f"rrf_k must be a number > 0, got {self.rrf_k!r}")
-        if isinstance(self.example_neighbours, bool) or not isinstance(self.example_neighbours, Integral) \
-                or self.example_neighbours < 1:
-            raise ConfigError(f"example_neighbours must be a whole number >= 1, got {self.example_neighbours!r}")
         if isinstance(self.body_tokens, bool) or not isinstance(self.body_tokens, Integral) or self.body_tokens < 1:
             raise ConfigError(f"body_tokens must be a whole number >= 1, got {self.body_tokens!r}")
         if self.threshold is not None and (isinstance(self.threshold, bool) or

@@ -230,9 +230,14 @@ class Router:
     @property
     def encoder(self) -> Any:
         if self._encoder is None:
-            from indexes import Encoder
+            from indexes import Encoder, ModelLoadError
 
-            self._encoder = Encoder(self.config.model)
+            encoder = Encoder(self.config.model)
+            try:
+                encoder.dim  # known without loading for the bundled model; loads any other one now
+            except ModelLoadError as exc:
+                raise ModelError(str(exc)) from None
+            self._encoder = encoder
         return self._encoder
 
     def _encode(self, texts: list[str], progress: bool = False, batch_size: int = 64) -> np.ndarray:
@@ -369,12 +374,13 @@ class Router:
             for position, i in enumerate(chosen + pinned, start=1)
         ]
 
-    def score_many(self, texts: Sequence[str], *, batch_size: int = 128) -> dict[str, np.ndarray]:
+    def score_many(self, texts: Sequence[str], *, batch_size: int = 128, progress: bool = False
+                   ) -> dict[str, np.ndarray]:
         """Each signal's scores for many requests, shape (len(texts), skills); requests are embedded in
         batches, which is what makes dataset-sized evaluations take seconds rather than minutes."""
         signals = self.signals
         doc_vectors = signals.dense.vectors.astype(np.float64)
-        vectors = self._encode(list(texts), batch_size=batch_size) if texts else np.zeros((0, doc_vectors.shape[1]), dtype=np.float32)
+        vectors = self._encode(list(texts), progress=progress, batch_size=batch_size) if texts else np.zeros((0, doc_vectors.shape[1]), dtype=np.float32)
         dense = vectors.astype(np.float64) @ doc_vectors.T
         lexical = [signals.bm25.scores(t) for t in texts]
         out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.skills))), "dense": dense}

@@ -606,3 +606,16 @@ def test_overlap_of_the_bundled_library(tmp_path: Path, capsys) -> None:
     assert len(top) == 5
     assert frozenset(("current-weather", "weather-forecast")) in top
     assert frozenset(("meeting-action-items", "meeting-minutes")) in top
+
+
+def test_a_model_that_cannot_be_loaded_is_one_error_line(tmp_path: Path, capsys) -> None:
+    skills = tmp_path / "skills"
+    for i in range(16):
+        (skills / f"skill-{i}").mkdir(parents=True)
+        (skills / f"skill-{i}" / "SKILL.md").write_text(f"---\nname: skill-{i}\ndescription: Skill number {i}.\n---\n")
+    code = main(["route", "number three", "--skills", str(skills), "--model", str(tmp_path / "no-model"),
+                 "--index-dir", str(tmp_path / "idx")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("skill-router route: error: cannot load embedding model ")
+    assert str(tmp_path / "no-model") in err[0]

@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"the harness whose rules apply (default: {DEFAULT_PROFILE})")
     source.add_argument("--config", metavar="FILE", help="router parameters written by 'skill-router tune' "
                                                          "(default: skill-router.json here, if present)")
+    source.add_argument("--model", metavar="NAME_OR_PATH",
+                        help="a sentence-transformers model folder or name (default: the bundled all-MiniLM-L6-v2)")
     source.add_argument("--index-dir", metavar="DIR", help="where the persistent index lives (default: beside "
                                                            "the library)")
 

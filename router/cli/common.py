@@ -22,7 +22,7 @@ def make_router(args: Any, **overrides: Any):
     """The router the options describe (nothing is indexed until a route needs it)."""
     from router.routing import Router
 
-    config = config_from(args, **overrides)
+    config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
     pinned = getattr(args, "pin", None) or ()
     excluded = getattr(args, "exclude", None) or ()
     if args.catalog:

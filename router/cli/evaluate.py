@@ -91,7 +91,7 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
     from router.routing import fuse
 
     texts = [r.query for r in requests]
-    per_signal = router.score_many(texts)
+    per_signal = router.score_many(texts, progress=sys.stderr.isatty())
     row = {r.id: i for i, r in enumerate(requests)}
     ids = [s.id for s in router.skills]
     position = {ident: j for j, ident in enumerate(ids)}
