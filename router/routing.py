@@ -40,7 +40,7 @@ from router.registry import SkillRegistry
 from router.signals import Signals
 from router.skill import Skill
 from router.learned import load_learned
-from router.store import EmbeddingStore, default_index_folder, text_key
+from router.store import EmbeddingStore, default_index_folder, index_signature, text_key
 from router.texts import index_text
 
 EXAMPLES_FILE = "routing-examples.txt"
@@ -250,21 +250,31 @@ class Router:
 
     def build(self, *, progress: bool = False, persist: bool = True) -> "Router":
         """Build (or refresh) the indexes, embedding only texts the index folder does not hold yet."""
+        from indexes import BM25Index, DenseIndex
+
         texts = self.index_texts()
         store = self._store()
         before = len(store)
+        hashes = {s.id: text_key(store.model_id, t) for s, t in zip(self.skills, texts)}
+        signature = index_signature(hashes, self._parameters())
+        bm25 = store.load_index("bm25", BM25Index, signature)
+        dense = store.load_index("dense", DenseIndex, signature)
 
         def embed(batch: list[str]) -> np.ndarray:
             return store.embed(batch, lambda missing: self._encode(missing, progress))
 
-        self._signals = Signals.build(self.skills, texts, embed, self._encode)
+        self._signals = Signals.build(self.skills, texts, embed, self._encode, bm25=bm25, dense=dense)
         self.embedded_count = len(store) - before
-        if store is not None and persist and self.index_folder and (store.dirty or store.notes):
+        if persist and self.index_folder and (store.dirty or store.notes or bm25 is None or dense is None):
             keep = [text_key(store.model_id, t) for t in texts] + [
                 text_key(store.model_id, e) for s in self.skills for e in s.examples if e.strip()]
-            hashes = {s.id: text_key(store.model_id, t) for s, t in zip(self.skills, texts)}
             try:
+                if dense is not None:  # the texts' vectors were not read this time: keep them in the cache,
+                    # taken from the loaded index when the cache lost them (a corrupt vectors.npy costs nothing)
+                    row = {t: i for i, t in enumerate(texts)}
+                    store.embed(texts, lambda missing: dense.vectors[[row[t] for t in missing]])
                 store.save(self._parameters(), hashes, keep=keep)
+                store.save_indexes({"bm25": self._signals.bm25, "dense": self._signals.dense}, signature)
             except OSError as exc:
                 self.notes.append(f"could not save the index to {self.index_folder}: {exc}")
         self.notes.extend(store.notes)

@@ -35,21 +35,24 @@ class Signals:
 
     @classmethod
     def build(cls, skills: Sequence[Skill], texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
-              encode: Callable[[list[str]], np.ndarray], *, approximate_above: int | None = None) -> "Signals":
+              encode: Callable[[list[str]], np.ndarray], *, approximate_above: int | None = None,
+              bm25: "BM25Index | None" = None, dense: "DenseIndex | None" = None) -> "Signals":
         """Index ``texts`` (one per skill, in order) and the skills' examples. ``embed`` may serve cached
-        vectors; ``encode`` always computes (used for requests)."""
+        vectors; ``encode`` always computes (used for requests). ``bm25`` and ``dense`` are indexes already built
+        from the same texts (loaded from an index folder); they are built here when None."""
         from indexes import BM25Index, DenseIndex
 
         ids = tuple(s.id for s in skills)
-        bm25 = BM25Index.from_texts(ids, texts)
-        vectors = embed(list(texts))
-        dense = DenseIndex.from_vectors(ids, vectors, approximate_above=approximate_above)
+        if bm25 is None:
+            bm25 = BM25Index.from_texts(ids, texts)
+        if dense is None:
+            dense = DenseIndex.from_vectors(ids, embed(list(texts)), approximate_above=approximate_above)
         examples = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
         if examples:
             example_vectors = embed([e for _, e in examples])
             owner = np.array([i for i, _ in examples], dtype=np.int64)
         else:
-            example_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            example_vectors = np.zeros((0, dense.dim), dtype=np.float32)
             owner = np.zeros(0, dtype=np.int64)
         return cls(ids, bm25, dense, example_vectors, owner, encode)
 

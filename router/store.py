@@ -6,6 +6,9 @@ Layout (``FORMAT`` 1)::
                     and the sha256 of every array file (to detect truncation and corruption)
     vectors.npy     float32 embeddings, one row per distinct embedded text (saved with pickling off)
     keys.json       the content hash of each row of vectors.npy
+    bm25/, dense/   the built indexes in their own formats (``.npy`` arrays, FAISS's writer), each with the
+                    signature of the skills and parameters it was built from; a folder whose signature does not
+                    match, or that does not load, is rebuilt (cheaply: the embeddings come from vectors.npy)
 
 A text's key is ``sha256(model id + NUL + text)``, so an embedding is computed once per distinct text and
 model: rebuilding after one skill changed embeds only that skill's text (simonw/llm keeps embeddings the same
@@ -19,8 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -43,6 +48,15 @@ def _sha256_file(path: str) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def index_signature(skill_hashes: Mapping[str, str], parameters: Mapping[str, Any]) -> str:
+    """What a built index depends on: the skills in order with their texts' hashes, and the parameters."""
+    payload = json.dumps([FORMAT, list(skill_hashes.items()), dict(parameters)], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+SIGNATURE = "signature.txt"
 
 
 class StaleIndex(Exception):
@@ -193,6 +207,42 @@ class EmbeddingStore:
     @property
     def dirty(self) -> bool:
         return self._dirty
+
+    # -- built indexes ------------------------------------------------------------------------------------------
+    def load_index(self, name: str, kind: Any, signature: str) -> Any | None:
+        """The index saved under ``name`` if it was built from ``signature`` and loads cleanly, else None."""
+        from indexes import IndexLoadError
+
+        path = os.path.join(self.folder, name) if self.folder else ""
+        try:
+            with open(os.path.join(path, SIGNATURE), encoding="utf-8") as handle:
+                if handle.read().strip() != signature:
+                    return None
+            return kind.load(Path(path))
+        except (OSError, IndexLoadError):
+            return None
+
+    def save_indexes(self, indexes: Mapping[str, Any], signature: str) -> None:
+        """Save each index into its own folder, swapped into place by renames under the lock."""
+        from filelock import FileLock
+
+        os.makedirs(self.folder, exist_ok=True)
+        with FileLock(os.path.join(self.folder, ".lock")).acquire(timeout=LOCK_TIMEOUT_S):
+            for name, index in indexes.items():
+                fresh = tempfile.mkdtemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
+                try:
+                    index.save(Path(fresh))
+                    with open(os.path.join(fresh, SIGNATURE), "w", encoding="utf-8") as handle:
+                        handle.write(signature + "\n")
+                    target = os.path.join(self.folder, name)
+                    stale = f"{fresh}.old"
+                    if os.path.exists(target):
+                        os.rename(target, stale)
+                    os.rename(fresh, target)
+                    shutil.rmtree(stale, ignore_errors=True)
+                except BaseException:
+                    shutil.rmtree(fresh, ignore_errors=True)
+                    raise
 
 
 def default_index_folder(roots: Sequence[str], catalog: str | None) -> str:

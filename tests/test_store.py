@@ -102,9 +102,42 @@ def test_truncated_vectors_are_rebuilt_with_a_note(built: Router, tmp_path: Path
     vectors.write_bytes(vectors.read_bytes()[:200])
     router = make_router(tmp_path, encoder).build()
     assert any("corrupt" in note and VECTORS in note for note in router.notes), router.notes
+    assert router.embedded_count == 0  # recovered from the saved dense index, nothing re-embedded
+    assert router.rank("is it raining right now")[0].id == "weather-now"
+    again = make_router(tmp_path, encoder).build()
+    assert again.embedded_count == 0 and again.notes == []  # the rebuilt folder is whole again
+
+
+def test_corrupt_vectors_and_dense_index_are_rebuilt_from_the_skills(built: Router, tmp_path: Path,
+                                                                     encoder: Encoder) -> None:
+    vectors = tmp_path / "idx" / VECTORS
+    vectors.write_bytes(vectors.read_bytes()[:200])
+    faiss_files = [p for p in (tmp_path / "idx" / "dense").iterdir() if p.name != "signature.txt"]
+    for path in faiss_files:
+        path.write_bytes(path.read_bytes()[:10])
+    router = make_router(tmp_path, encoder).build()
+    assert any("corrupt" in note for note in router.notes), router.notes
     assert router.embedded_count == len(SKILLS)
     assert router.rank("is it raining right now")[0].id == "weather-now"
-    assert make_router(tmp_path, encoder).build().embedded_count == 0  # the rebuilt folder is whole again
+    assert make_router(tmp_path, encoder).build().embedded_count == 0
+
+
+def test_saved_indexes_are_loaded_rather_than_rebuilt(built: Router, tmp_path: Path, encoder: Encoder) -> None:
+    for name in ("bm25", "dense"):
+        assert (tmp_path / "idx" / name / "signature.txt").is_file()
+    router = make_router(tmp_path, encoder)
+    from indexes import BM25Index, DenseIndex
+
+    calls = []
+    original = BM25Index.from_texts.__func__, DenseIndex.from_vectors.__func__
+    try:
+        BM25Index.from_texts = classmethod(lambda cls, *a, **k: calls.append("bm25") or original[0](cls, *a, **k))
+        DenseIndex.from_vectors = classmethod(lambda cls, *a, **k: calls.append("dense") or original[1](cls, *a, **k))
+        router.build()
+    finally:
+        BM25Index.from_texts, DenseIndex.from_vectors = classmethod(original[0]), classmethod(original[1])
+    assert calls == [] and router.embedded_count == 0
+    assert router.rank("is it raining right now")[0].id == "weather-now"
 
 
 def test_another_model_is_rebuilt_with_a_note_naming_both(built: Router, tmp_path: Path,
@@ -115,8 +148,20 @@ def test_another_model_is_rebuilt_with_a_note_naming_both(built: Router, tmp_pat
     router = make_router(tmp_path, encoder).build()
     note = next(n for n in router.notes if "model" in n)
     assert "acme/other-embedder" in note and encoder.model_id in note
-    assert router.embedded_count == len(SKILLS)
+    # The saved dense index's signature is made of this model's text hashes, so its vectors refill the cache.
+    assert router.embedded_count == 0
     assert json.loads(path.read_text())["model"] == encoder.model_id
+
+
+def test_a_folder_built_by_another_model_is_re_embedded(built: Router, tmp_path: Path, encoder: Encoder) -> None:
+    path = tmp_path / "idx" / MANIFEST
+    path.write_text(json.dumps({**json.loads(path.read_text()), "model": "acme/other-embedder"}))
+    for name in ("bm25", "dense"):  # what another model's build would have signed
+        (tmp_path / "idx" / name / "signature.txt").write_text("0" * 64 + "\n")
+    router = make_router(tmp_path, encoder).build()
+    assert any("acme/other-embedder" in n for n in router.notes)
+    assert router.embedded_count == len(SKILLS)
+    assert router.rank("is it raining right now")[0].id == "weather-now"
 
 
 def test_another_format_is_rebuilt_with_a_note(built: Router, tmp_path: Path, encoder: Encoder) -> None:
@@ -124,7 +169,8 @@ def test_another_format_is_rebuilt_with_a_note(built: Router, tmp_path: Path, en
     path.write_text(json.dumps({**json.loads(path.read_text()), "format": FORMAT + 98}))
     router = make_router(tmp_path, encoder).build()
     assert any(f"format {FORMAT + 98}" in note and f"format {FORMAT}" in note for note in router.notes), router.notes
-    assert router.embedded_count == len(SKILLS)
+    assert router.embedded_count == 0  # the signed dense index of this format refills the cache
+    assert json.loads(path.read_text())["format"] == FORMAT
 
 
 def test_arrays_round_trip(built: Router, tmp_path: Path, encoder: Encoder) -> None:
