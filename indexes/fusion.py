@@ -128,3 +128,58 @@ def weighted_fusion(
         for doc_id in all_ids:
             fused[doc_id] += share * value.get(doc_id, floor)
     return _ranked(fused)
+
+
+def ranks_by_score(scores: np.ndarray, tie_order: np.ndarray) -> np.ndarray:
+    """1-based rank of every document under ``scores`` (descending), ties broken by ``tie_order`` (ascending;
+    e.g. each document's position in id order)."""
+    ranking = np.lexsort((tie_order, -scores))
+    ranks = np.empty(len(scores), dtype=np.int64)
+    ranks[ranking] = np.arange(1, len(scores) + 1)
+    return ranks
+
+
+def rank_of(scores: np.ndarray, tie_order: np.ndarray, i: int) -> int:
+    """``ranks_by_score(scores, tie_order)[i]`` in one vectorised pass, without sorting every document."""
+    value = scores[i]
+    return int(np.count_nonzero(scores > value) + np.count_nonzero((scores == value) & (tie_order < tie_order[i])) + 1)
+
+
+def fuse_score_arrays(
+    scores: Mapping[str, np.ndarray],
+    weights: Mapping[str, float],
+    *,
+    method: Literal["rrf", "minmax", "zscore"],
+    tie_order: np.ndarray,
+    rrf_k: int = 60,
+    present: Mapping[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Fuse full score arrays (one score per document, same document order in each) into one array.
+
+    The array form of :func:`rrf` and :func:`weighted_fusion`, for scoring every document of a library at once:
+
+    - ``"zscore"``: CombSUM of z-normalised scores (Fox & Shaw 1994; Montague & Aslam 2001). A ranking that is
+      sure of itself (a top score far above its mean) speaks louder; one that cannot tell documents apart (flat
+      scores) falls silent.
+    - ``"minmax"``: convex combination of min-max normalised scores (Bruch, Gai & Ingber 2023).
+    - ``"rrf"``: ``sum_i w_i / (rrf_k + rank_i(d))`` (Cormack, Clarke & Buettcher 2009) over the documents each
+      ranking contains: ``present[name]`` marks them (all documents when absent).
+
+    Rankings are visited in sorted name order, so the result does not depend on the mapping's order; a weight of 0
+    or an empty array contributes nothing. ``tie_order`` breaks ties in ranks.
+    """
+    total = np.zeros(len(tie_order), dtype=np.float64)
+    for name in sorted(scores):
+        weight = weights.get(name, 0.0)
+        values = np.asarray(scores[name], dtype=np.float64)
+        if weight == 0 or values.size == 0:
+            continue
+        if method == "rrf":
+            contribution = weight / (rrf_k + ranks_by_score(values, tie_order))
+            mask = present.get(name) if present else None
+            total += contribution if mask is None else np.where(mask, contribution, 0.0)
+        elif method in ("zscore", "minmax"):
+            total += weight * normalise(values, method)
+        else:
+            raise ValueError(f"unknown fusion {method!r}: use rrf, minmax or zscore")
+    return total

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from indexes.fusion import fuse_score_arrays, rank_of
 from router import inject as injection
 from router.catalog import load_catalog
 from router.config import RouterConfig
@@ -95,49 +96,10 @@ def conversation_text(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
 
 def fuse(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], method: str, rrf_k: int,
          order: np.ndarray) -> np.ndarray:
-    """Fuse per-skill score arrays into one (higher is better).
-
-    ``zscore``: CombSUM of z-normalised scores (Fox & Shaw 1994; Montague & Aslam 2001): a signal that is
-    sure of itself (a top score far above its mean) speaks louder, one that cannot tell skills apart (flat
-    scores, e.g. BM25 for a request sharing no word with any description) falls silent. ``minmax``: convex
-    combination of min-max scores (Bruch, Gai & Ingber 2023). ``rrf``: reciprocal rank fusion over every
-    skill a signal ranks (Cormack, Clarke & Buettcher 2009); BM25 ranks only skills sharing a word with the
-    request. ``order`` is each skill's position in id order, used to break ties in ranks.
-    """
-    total = np.zeros(len(order), dtype=np.float64)
-    for name in sorted(signals):
-        weight = weights.get(name, 0.0)
-        values = signals[name]
-        if weight == 0 or values.size == 0:
-            continue
-        if method == "rrf":
-            present = values > 0 if name == "bm25" else np.ones(len(values), dtype=bool)
-            ranks = signal_ranks(values, order)
-            total += np.where(present, weight / (rrf_k + ranks), 0.0)
-            continue
-        if method == "zscore":
-            spread = values.std()
-            normalised = (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
-        else:
-            low, high = values.min(), values.max()
-            normalised = (values - low) / (high - low) if high > low else np.zeros_like(values)
-        total += weight * normalised
-    return total
-
-
-def rank_of(values: np.ndarray, order: np.ndarray, i: int) -> int:
-    """The 1-based rank of skill ``i`` under ``values`` (equal to ``signal_ranks(values, order)[i]``) in one
-    vectorised pass, without sorting every skill."""
-    value = values[i]
-    return int(np.count_nonzero(values > value) + np.count_nonzero((values == value) & (order < order[i])) + 1)
-
-
-def signal_ranks(values: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """1-based rank of every skill under ``values`` (score descending, then id)."""
-    ranking = np.lexsort((order, -values))
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[ranking] = np.arange(1, len(values) + 1)
-    return ranks
+    """Fuse the signals' per-skill scores (:func:`indexes.fusion.fuse_score_arrays`). BM25 ranks only the
+    skills that share a word with the request; ``order`` (each skill's position in id order) breaks ties."""
+    present = {"bm25": signals["bm25"] > 0} if "bm25" in signals else None
+    return fuse_score_arrays(signals, weights, method=method, tie_order=order, rrf_k=rrf_k, present=present)
 
 
 class Router:

@@ -141,3 +141,23 @@ def test_bm25_top_k_is_a_prefix_of_top_k_plus_one(texts: list[str], query: str, 
     assert top_k == top_k1[: len(top_k)]
     keys = [(-hit.score, hit.id) for hit in top_k1]
     assert keys == sorted(keys)
+
+
+@given(st.lists(st.tuples(st.floats(0, 10), st.floats(-1, 1)), min_size=1, max_size=8),
+       st.floats(0.1, 3), st.floats(0.1, 3))
+def test_array_fusion_agrees_with_the_ranked_list_functions(rows, w_a, w_b) -> None:
+    from indexes.fusion import fuse_score_arrays, ranks_by_score
+
+    ids = [f"d{i}" for i in range(len(rows))]
+    tie_order = np.arange(len(rows))
+    a = np.array([r[0] for r in rows])
+    b = np.array([r[1] for r in rows])
+    weights = {"a": w_a, "b": w_b}
+    hits = {name: [Hit(ids[i], float(v[i]), int(rank)) for i, rank in enumerate(ranks_by_score(v, tie_order))]
+            for name, v in (("a", a), ("b", b))}
+    by_rank = dict((h.id, h.score) for h in rrf(hits, k=60, weights=weights))
+    arrays = fuse_score_arrays({"a": a, "b": b}, weights, method="rrf", tie_order=tie_order)
+    assert np.allclose(arrays, [by_rank[i] for i in ids])
+    by_score = dict((h.id, h.score) for h in weighted_fusion(hits, weights, method="minmax"))
+    arrays = fuse_score_arrays({"a": a, "b": b}, weights, method="minmax", tie_order=tie_order)
+    assert np.allclose(arrays / (w_a + w_b), [by_score[i] for i in ids])

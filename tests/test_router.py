@@ -14,7 +14,8 @@ from indexes import Encoder
 from router.config import RouterConfig
 from router.errors import ConfigError, SkillToolError
 from router.profiles import get_profile
-from router.routing import Router, conversation_text, fuse, signal_ranks
+from indexes.fusion import rank_of, ranks_by_score as signal_ranks
+from router.routing import Router, conversation_text, fuse
 
 BUNDLED = Path(__file__).resolve().parents[1] / "skills"
 
@@ -385,8 +386,6 @@ def test_tool_loads_a_skill_that_was_not_shown(bundled: Router) -> None:
 
 @given(st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=12), st.data())
 def test_rank_of_equals_the_full_ranking(values, data):
-    from router.routing import rank_of
-
     scores = np.array(values, dtype=np.float64)
     order = np.array(data.draw(st.permutations(range(len(values)))), dtype=np.int64)
     full = signal_ranks(scores, order)
