@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from indexes.base import Hit, Index, IndexLoadError, check_ids, clamp_k, read_array, top_hits, write_array
-from indexes.exact import check_query_vector, check_unit_vectors
+from indexes.base import Hit, Index, IndexLoadError, check_ids, clamp_k, top_hits, write_array
+from indexes.exact import check_query_vector, check_unit_vectors, read_vectors
 
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 200
@@ -149,9 +149,7 @@ class DenseIndex(Index):
 
         folder = Path(folder)
         ids, params = cls._read_manifest(folder)
-        vectors = read_array(folder / "vectors.npy", dtype=np.float32, ndim=2)
-        if len(vectors) != len(ids):
-            raise IndexLoadError(f"'{folder / 'vectors.npy'}' has {len(vectors)} rows for {len(ids)} ids: rebuild")
+        vectors = read_vectors(folder, len(ids))
         path = folder / "faiss.index"
         if not path.is_file():
             raise IndexLoadError(f"index file '{path}' is missing: rebuild the index")

@@ -47,6 +47,14 @@ def check_query_vector(query: np.ndarray, dim: int) -> np.ndarray:
     return array
 
 
+def read_vectors(folder: Path, n_ids: int) -> np.ndarray:
+    """The ``vectors.npy`` a vector index saved, checked to hold one row per id."""
+    vectors = read_array(folder / "vectors.npy", dtype=np.float32, ndim=2)
+    if len(vectors) != n_ids:
+        raise IndexLoadError(f"'{folder / 'vectors.npy'}' has {len(vectors)} rows for {n_ids} ids: rebuild")
+    return vectors
+
+
 class ExactIndex(Index):
     """Brute-force inner product over L2-normalised vectors (so scores are cosine similarities)."""
 
@@ -90,10 +98,7 @@ class ExactIndex(Index):
         """Read an index written by :meth:`save`."""
         folder = Path(folder)
         ids, _ = cls._read_manifest(folder)
-        vectors = read_array(folder / "vectors.npy", dtype=np.float32, ndim=2)
-        if len(vectors) != len(ids):
-            raise IndexLoadError(f"'{folder / 'vectors.npy'}' has {len(vectors)} rows for {len(ids)} ids: rebuild")
-        return cls(ids, vectors)
+        return cls(ids, read_vectors(folder, len(ids)))
 
 
 def bm25_reference_scores(
