@@ -26,7 +26,8 @@ def register(commands: Any, common: Any) -> None:
     p.add_argument("--retrievers", default="bm25,dense,rrf,default",
                    help=f"comma-separated, from {', '.join(RETRIEVERS)}")
     p.add_argument("-k", type=int, help="skills a routed catalogue shows (tokens, per-skill recall; default 5)")
-    p.add_argument("--compare", action="append", metavar="A:B", help="paired test of B against A (repeatable)")
+    p.add_argument("--compare", action="append", metavar="A:B",
+                   help="paired test of B against A (repeatable; default: every retriever against default)")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema skill-router.eval/1); '-' for "
                                                   "stdout")
     p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown; '-' for stdout")
@@ -185,6 +186,8 @@ def cmd_eval(args: Any) -> int:
     skills = {s.id: s for s in router.skills}
     thresholds = {"default": router.config.threshold} if router.config.threshold is not None else {}
     compare = [tuple(c.split(":", 1)) for c in args.compare or ()]
+    if not compare and "default" in names:  # the question a report answers first: is the router better?
+        compare = [(other, "default") for other in names if other != "default"]
     result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
         [s for s in router.skills if s.id in set(ids)]), catalogue=list(skills), route_k=k,
         thresholds={n: v for n, v in thresholds.items() if n in names}, compare=compare,
