@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -390,3 +391,24 @@ def test_rank_of_equals_the_full_ranking(values, data):
     order = np.array(data.draw(st.permutations(range(len(values)))), dtype=np.int64)
     full = signal_ranks(scores, order)
     assert [rank_of(scores, order, i) for i in range(len(values))] == full.tolist()
+
+
+def test_bulk_evaluation_ranks_exactly_as_the_router(bundled: Router, tmp_path: Path) -> None:
+    from router.cli.evaluate import retrievers_for
+    from router.evaluation import load_requests
+
+    rows = [
+        {"id": "c1", "messages": [{"role": "user", "content": "I have a Go service with a data race"},
+                                  {"role": "assistant", "content": "Show me the code."},
+                                  {"role": "user", "content": "can you review this handler?"}],
+         "gold": ["go-code-review"]},
+        {"id": "c2", "query": "will it rain in Lyon this weekend", "gold": ["weather-forecast"]},
+        {"id": "c3", "query": "speak like a pirate about the weather forecast", "gold": ["pirate-speak"]},
+    ]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    requests = load_requests(path, known_ids={s.id for s in bundled.skills})
+    retrieve = retrievers_for(bundled, requests, ["default"], depth=5)["default"]
+    for request in requests:
+        live = bundled.rank(list(request.messages) if request.messages else request.query, 5)
+        assert [pair[0] for pair in retrieve(request)] == [m.id for m in live]

@@ -126,11 +126,24 @@ def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], d
         fused = fuse(signals, dict.fromkeys(signals, 1.0), "rrf", 60, order)
         return [(p[0], float(confidence[i][position[p[0]]])) for p in ranked(fused, i)]
 
+    # Conversations: the router adds its earlier user turns as weighted context (Router.scores does the same).
+    from router.routing import conversation_text
+
+    earlier = {r.id: conversation_text(r.messages)[1] for r in requests if r.messages}
+    earlier = {key: text for key, text in earlier.items() if text.strip()}
+    context_rows = {key: j for j, key in enumerate(earlier)}
+    context = router.score_many(list(earlier.values())) if earlier and config.context_weight > 0 else {}
+
     def routed(with_examples: bool) -> Callable[[Any], list[tuple[str, float]]]:
         def retrieve(request: Any) -> list[tuple[str, float]]:
             i = row[request.id]
             signals = signals_of(i, with_examples)
             fused = fuse(signals, config.weights, config.fusion, config.rrf_k, order)
+            if context and request.id in context_rows:
+                j = context_rows[request.id]
+                before = {name: context[name][j] for name in signals}
+                fused = fused + config.context_weight * fuse(before, config.weights, config.fusion, config.rrf_k,
+                                                             order)
             matches = router.rank_scores(request.query, fused, signals, depth)
             conf = confidence[i] if with_examples else per_signal["dense"][i]
             # scores are the routing confidence of each skill, which is what abstention thresholds apply to
