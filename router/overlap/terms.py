@@ -34,10 +34,11 @@ STOPWORDS: frozenset[str] = frozenset(
     over own per same shall she should so some such than that the their theirs them themselves then there
     these they this those through thus to too under until up upon us very via was we were what when where
     whether which while who whom whose why will with within without would yet you your yours yourself
-    yourselves e g eg ie vs use used uses using
+    yourselves e g eg ie vs use used uses using ask asks asked
     """.split()
 )
-"""English function words, plus "use"/"using" (nearly every description says "Use when ..."): never evidence
+"""English function words, plus "use"/"using" and "ask"/"asked" (nearly every description says "Use when asked
+to ..."): never evidence
 that two skills overlap, never a word worth adding to a description."""
 
 NAME_WEIGHT = 3
