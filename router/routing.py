@@ -38,7 +38,7 @@ from router.config import RouterConfig
 from router.errors import ConfigError, ModelError, SkillNotFoundError
 from router.profiles import Profile, ToolSpec, get_profile
 from router.registry import SkillRegistry
-from router.signals import Signals
+from router.signals import Signals, example_scores
 from router.skill import Skill
 from router.learned import load_learned
 from router.store import EmbeddingStore, default_index_folder, index_signature, text_key
@@ -346,22 +346,26 @@ class Router:
             for position, i in enumerate(chosen + pinned, start=1)
         ]
 
-    def score_many(self, texts: Sequence[str], *, batch_size: int = 128, progress: bool = False
-                   ) -> dict[str, np.ndarray]:
-        """Each signal's scores for many requests, shape (len(texts), skills); requests are embedded in
-        batches, which is what makes dataset-sized evaluations take seconds rather than minutes."""
+    def encode_requests(self, texts: Sequence[str], *, batch_size: int = 128, progress: bool = False
+                        ) -> np.ndarray:
+        """Unit embeddings of many requests, in batches."""
+        if not texts:
+            return np.zeros((0, self.signals.dense.dim), dtype=np.float32)
+        return self._encode(list(texts), progress=progress, batch_size=batch_size)
+
+    def score_many(self, texts: Sequence[str], *, vectors: np.ndarray | None = None, batch_size: int = 128,
+                   progress: bool = False) -> dict[str, np.ndarray]:
+        """Each signal's scores for many requests, shape (len(texts), skills). Requests are embedded in batches
+        (or ``vectors`` from :meth:`encode_requests` are used), which is what makes dataset-sized evaluations
+        take seconds rather than minutes."""
         signals = self.signals
-        doc_vectors = signals.dense.vectors.astype(np.float64)
-        vectors = self._encode(list(texts), progress=progress, batch_size=batch_size) if texts else np.zeros((0, doc_vectors.shape[1]), dtype=np.float32)
-        dense = vectors.astype(np.float64) @ doc_vectors.T
+        if vectors is None:
+            vectors = self.encode_requests(texts, batch_size=batch_size, progress=progress)
+        dense = vectors.astype(np.float64) @ signals.dense.vectors.astype(np.float64).T
         lexical = [signals.bm25.scores(t) for t in texts]
         out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.skills))), "dense": dense}
         if signals.has_examples:
-            sims = (vectors @ signals.example_vectors.T).astype(np.float64)
-            examples = dense.copy()
-            for row in range(len(texts)):
-                np.maximum.at(examples[row], signals.example_owner, sims[row])
-            out["examples"] = examples
+            out["examples"] = example_scores(vectors, signals.example_vectors, signals.example_owner, dense)
         return out
 
     def _k(self, k: int | None) -> int:

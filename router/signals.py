@@ -61,12 +61,30 @@ class Signals:
         lexical = self.bm25.scores(text)
         query = self.encode([text])[0]
         dense = self.dense.scores(query)
-        examples = dense.copy()
-        if len(self.example_owner):
-            sims = self.example_vectors @ query.astype(np.float32)
-            np.maximum.at(examples, self.example_owner, sims.astype(np.float64))
+        examples = example_scores(query[None, :], self.example_vectors, self.example_owner, dense[None, :])[0]
         return {"bm25": lexical, "dense": dense, "examples": examples}
 
     @property
     def has_examples(self) -> bool:
         return len(self.example_owner) > 0
+
+
+EXAMPLE_BLOCK = 512
+
+
+def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``base`` (requests x skills) raised, skill by skill, to the best cosine of each request with that skill's
+    examples: the ``examples`` signal for many requests at once, in blocks of requests to bound memory."""
+    out = base.copy()
+    if not len(owners) or not len(queries):
+        return out
+    sort = np.argsort(owners, kind="stable")
+    sorted_owners = owners[sort]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
+    columns = sorted_owners[starts]
+    vectors = np.ascontiguousarray(examples[sort], dtype=np.float32)
+    for low in range(0, len(queries), EXAMPLE_BLOCK):
+        block = slice(low, low + EXAMPLE_BLOCK)
+        sims = (queries[block] @ vectors.T).astype(np.float64)
+        out[block, columns] = np.maximum(out[block, columns], np.maximum.reduceat(sims, starts, axis=1))
+    return out

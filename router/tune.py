@@ -35,6 +35,7 @@ from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
 from router.evaluation.metrics import abstention_metrics, best_threshold
+from router.signals import example_scores
 
 if TYPE_CHECKING:
     from router.routing import Router
@@ -125,7 +126,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         for fold in range(folds):
             test = np.flatnonzero(fold_of == fold)
             rows, owners = _example_pairs(dev, [i for i in gold_rows if fold_of[i] != fold])
-            examples[test] = _example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
+            examples[test] = example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
         dev.signals["examples"] = examples
     has_examples = "examples" in dev.signals
 
@@ -157,7 +158,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         if examples_from_requests:
             rows, owners = _example_pairs(dev, gold_rows.tolist())
             base = test.signals.get("examples", test.signals["dense"])
-            test.signals["examples"] = _example_scores(test.vectors, dev.vectors[rows], owners, base)
+            test.signals["examples"] = example_scores(test.vectors, dev.vectors[rows], owners, base)
         held = test.metrics(config.fusion, config.weights, config.rrf_k) if test.gold_count else {}
         test_gold = [bool(r.gold) for r in held_out]
         if threshold is not None and not all(test_gold):
@@ -201,24 +202,6 @@ def _example_pairs(scored: "_Scored", rows: Sequence[int]) -> tuple[np.ndarray, 
     return (np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.int64))
 
 
-def _example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """``base`` raised, skill by skill, to the best cosine of each query with that skill's examples (the
-    router's example signal, :class:`router.signals.Signals`)."""
-    out = base.copy()
-    if not len(owners) or not len(queries):
-        return out
-    sort = np.argsort(owners, kind="stable")
-    sorted_owners = owners[sort]
-    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
-    columns = sorted_owners[starts]
-    vectors = np.ascontiguousarray(examples[sort], dtype=np.float32)
-    for low in range(0, len(queries), _BLOCK):
-        block = slice(low, low + _BLOCK)
-        sims = (queries[block] @ vectors.T).astype(np.float64)
-        out[block, columns] = np.maximum(out[block, columns], np.maximum.reduceat(sims, starts, axis=1))
-    return out
-
-
 @dataclass
 class _Scored:
     """Every signal's scores for a list of requests, and what ranking them needs."""
@@ -235,20 +218,12 @@ class _Scored:
 
     @classmethod
     def build(cls, router: "Router", requests: Sequence[Request]) -> "_Scored":
-        # Router.score_many embeds the requests itself and keeps no vectors; the example similarities need them,
-        # and embedding dominates the cost (minutes on a dev split on CPU), so the requests are embedded once
-        # here and the signals follow score_many's formulas (tests/test_tune.py checks the metrics against
-        # Router.rank).
-        signals = router.signals
+        # The requests are embedded once (embedding dominates the cost: minutes on a dev split on CPU), and kept:
+        # the cross-validated example similarities need them.
         texts = [r.query for r in requests]
         skills = router.skills
-        vectors = router.encoder.encode(texts) if texts else np.zeros((0, signals.dense.vectors.shape[1]),
-                                                                      dtype=np.float32)
-        dense = vectors.astype(np.float64) @ signals.dense.vectors.astype(np.float64).T
-        scores = {"bm25": np.stack([signals.bm25.scores(t) for t in texts]) if texts else np.zeros((0, len(skills))),
-                  "dense": dense}
-        if signals.has_examples:
-            scores["examples"] = _example_scores(vectors, signals.example_vectors, signals.example_owner, dense)
+        vectors = router.encode_requests(texts)
+        scores = router.score_many(texts, vectors=vectors)
         position = {s.id: i for i, s in enumerate(skills)}
         flat = np.zeros(len(skills))
         naming = np.array([row for row, text in enumerate(texts)
