@@ -619,3 +619,22 @@ def test_a_model_that_cannot_be_loaded_is_one_error_line(tmp_path: Path, capsys)
     assert code == 2 and len(err) == 1
     assert err[0].startswith("skill-router route: error: cannot load embedding model ")
     assert str(tmp_path / "no-model") in err[0]
+
+
+def test_tune_writes_a_config_that_route_reads(tmp_path: Path, capsys) -> None:
+    from router.config import RouterConfig
+
+    bundled = Path(__file__).resolve().parents[1] / "skills"
+    dev = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "bundled-dev.jsonl"
+    out = tmp_path / "tuned.json"
+    code = main(["tune", "--skills", str(bundled), "--queries", str(dev), "--folds", "3", "-o", str(out),
+                 "--index-dir", str(tmp_path / "idx")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["written"] == str(out)
+    tuned = RouterConfig.load(out)
+    assert tuned.route_above == RouterConfig().route_above  # tuning routes everything; the config keeps the rule
+    assert tuned.threshold is not None and 0 < tuned.threshold < 1  # the dev file has no-skill requests
+    assert 0 < report["dev"]["mrr"] <= 1
+    code = main(["route", "will it rain tomorrow in Lyon", "--skills", str(bundled), "--config", str(out), "--json",
+                 "--index-dir", str(tmp_path / "idx")])
+    assert code == 0 and json.loads(capsys.readouterr().out)[0]["id"] == "weather-forecast"

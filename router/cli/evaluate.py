@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from router.cli.common import make_router, print_json, report_notes
+from router.cli.common import config_from, make_router, print_json, report_notes
 from router.errors import ConfigError
 
 RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
@@ -300,6 +300,8 @@ def cmd_tune(args: Any) -> int:
     held_out = _requests(router, args.held_out) if args.held_out else []
     result = tune(router, requests, folds=args.folds, seed=args.seed,
                   examples_from_requests=args.examples_from_queries, held_out=held_out, objective=args.objective)
+    # Routing every request is how tuning measures; the written config keeps the library-size rule it started with.
+    result = dataclasses.replace(result, config=result.config.with_(route_above=config_from(args).route_above))
     result.save(args.output)
     print_json(result.to_json() | {"written": args.output})
     return 0
