@@ -40,7 +40,8 @@ def register(commands: Any, common: Any) -> None:
     p.add_argument("query", nargs="?", help="the request ('-' reads stdin)")
     p.add_argument("-k", type=int, help="how many skills (default 5)")
     p.add_argument("--queries", metavar="FILE", help='route a JSONL of {"id","query"} rows; one JSON line each')
-    p.add_argument("--pin", action="append", metavar="NAME", help=argparse_hidden())
+    p.add_argument("--pin", action="append", metavar="NAME",
+                   help="always return this skill, after the k routed ones (repeatable)")
     p.add_argument("--exclude", action="append", metavar="NAME", help="never return this skill (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_route)
@@ -48,12 +49,6 @@ def register(commands: Any, common: Any) -> None:
     p = commands.add_parser("learn", parents=[common], help="add labelled requests as examples of their skills")
     p.add_argument("--queries", required=True, metavar="FILE", help='JSONL of {"id","query","gold":[...]} rows')
     p.set_defaults(run=cmd_learn)
-
-
-def argparse_hidden() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 def _library(args: Any):
