@@ -17,6 +17,15 @@ from router.profiles.base import go_quote
 from router.skill import Skill
 
 
+def check_roots(roots: Sequence[str | os.PathLike[str]]) -> None:
+    """Raise :class:`SkillsFolderError` naming the first root that is not an existing folder."""
+    for root in roots:
+        if not os.path.isdir(root):
+            what = "is not a folder" if os.path.exists(root) else "does not exist"
+            raise SkillsFolderError(f"skills folder '{os.fspath(root)}' {what}: pass --skills with a folder that "
+                                    "holds one sub-folder per skill")
+
+
 class SkillRegistry:
     """Skills by exact name, in registration order."""
 
@@ -38,11 +47,7 @@ class SkillRegistry:
         """
         profile = get_profile(profile)
         if require_roots and roots is not None:
-            for root in roots:
-                if not os.path.isdir(root):
-                    what = "is not a folder" if os.path.exists(root) else "does not exist"
-                    raise SkillsFolderError(f"skills folder '{os.fspath(root)}' {what}: pass --skills with a folder "
-                                            f"that holds one sub-folder per skill")
+            check_roots(roots)
         found = profile.discover(roots)
         return cls(found.skills, discovery=found)
 

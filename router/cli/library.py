@@ -128,13 +128,11 @@ def cmd_use(args: Any) -> int:
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
 
+    from router.registry import check_roots
+
     if args.catalog:
         raise ConfigError("lint checks SKILL.md folders: use --skills")
-    import os
-
-    for root in roots(args):
-        if not os.path.isdir(root):
-            raise ConfigError(f"skills folder '{root}' does not exist: pass --skills with an existing folder")
+    check_roots(roots(args))
     report = lint(roots(args))
     if args.json:
         print_json(report.to_json())
