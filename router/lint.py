@@ -19,7 +19,8 @@ from typing import Any, Literal, Sequence
 
 import yaml
 
-from router.profiles.agentskills import AgentSkillsProfile, FrontmatterError, split_frontmatter
+from router.frontmatter import FrontmatterError, safe_load, split_frontmatter, yaml_error_text
+from router.profiles.agentskills import AgentSkillsProfile
 from router.profiles.base import read_skill_file
 
 MAX_NAME = 64
@@ -174,13 +175,15 @@ def lint_file(path: str, root: str) -> list[Finding]:
     for message in _raw_line_warnings(text):
         add("warning", message)
     try:
-        data = yaml.safe_load(front)
+        data = safe_load(front)
     except yaml.YAMLError as exc:
-        add("error", f"Invalid YAML in frontmatter: {' '.join(str(exc).split())}")
+        add("error", f"Invalid YAML in frontmatter: {yaml_error_text(exc)}")
         return found
     if not isinstance(data, dict):
         add("error", "SKILL.md frontmatter must be a YAML mapping")
         return found
+    # YAML keys can be numbers, booleans or null (`1: one`); the validator names fields as text.
+    data = {str(key): value for key, value in data.items()}
     for message in validate_metadata(data, os.path.basename(folder)):
         add("error", message)
     depth = os.path.relpath(folder, root).count(os.sep)

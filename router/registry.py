@@ -12,8 +12,8 @@ import os
 from typing import Iterable, Iterator, Sequence
 
 from router.errors import RegistryError, SkillNotFoundError, SkillsFolderError
+from router.gotext import go_quote
 from router.profiles import Discovery, Profile, get_profile
-from router.profiles.base import go_quote
 from router.skill import Skill
 
 

@@ -51,11 +51,12 @@ def lenient_description(skill: Skill) -> str:
     """
     if not skill.path or not (is_degenerate(skill.description) or _kept_quotes(skill.description)):
         return ""
-    from router.profiles.agentskills import FrontmatterError, load_frontmatter, split_frontmatter
+    from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
+
+    from router.files import MAX_SKILL_FILE_BYTES, read_bytes
 
     try:
-        with open(skill.path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        text = read_bytes(skill.path, MAX_SKILL_FILE_BYTES).decode("utf-8", errors="replace")
         front, _ = split_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
         data, _ = load_frontmatter(front)
     except (OSError, FrontmatterError):

@@ -21,15 +21,13 @@ Rules (harness-profiles.md, "agentskills"):
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-import yaml
-
 from router.errors import SkillToolError
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, ToolSpec, decode_lossy, read_skill_file,
-                                  sorted_entries, tool_arguments)
+from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
+from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
+                                  read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
 MAX_DEPTH = 6
@@ -45,54 +43,6 @@ INSTRUCTIONS = (
     "directory (the parent of SKILL.md) and use absolute paths in tool calls."
 )
 TOOL_NAME = "activate_skill"
-
-_KEY_VALUE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.*\S)[ \t]*$")
-
-
-class FrontmatterError(ValueError):
-    """The reference parser's errors (skills-ref), with its messages."""
-
-
-def split_frontmatter(text: str) -> tuple[str, str]:
-    """Split as the reference parser does: the text must start with ``---``; frontmatter is what lies between
-    the first two ``---``."""
-    if not text.startswith("---"):
-        raise FrontmatterError("SKILL.md must start with YAML frontmatter (---)")
-    parts = text.split("---", 2)
-    if len(parts) < 3:
-        raise FrontmatterError("SKILL.md frontmatter not properly closed with ---")
-    return parts[1], parts[2].strip()
-
-
-def quote_colon_values(front: str) -> str:
-    """The client guide's retry for a common malformation: quote top-level values holding an unquoted colon."""
-    fixed = []
-    for line in front.split("\n"):
-        match = _KEY_VALUE.match(line)
-        value = match.group(2) if match else ""
-        if match and ": " in value and value[0] not in "\"'|>[{":
-            line = f"{match.group(1)}: {yaml.safe_dump(value, default_style=chr(34), width=1 << 30).strip()}"
-        fixed.append(line)
-    return "\n".join(fixed)
-
-
-def load_frontmatter(front: str) -> tuple[dict[str, Any], bool]:
-    """YAML-load the frontmatter; returns (mapping, retried). Raises FrontmatterError when it is not YAML."""
-    try:
-        data = yaml.safe_load(front)
-        retried = False
-    except yaml.YAMLError as first:
-        try:
-            data = yaml.safe_load(quote_colon_values(front))
-            retried = True
-        except yaml.YAMLError:
-            raise FrontmatterError(f"Invalid YAML in frontmatter: {' '.join(str(first).split())}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
-    return {str(k): v for k, v in data.items()}, retried
-
 
 class AgentSkillsProfile(Profile):
     """The Agent Skills specification's client behaviour."""
@@ -237,7 +187,7 @@ class AgentSkillsProfile(Profile):
             },
         )
 
-    def call_tool(self, registry, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
         try:
             args = tool_arguments(arguments)
         except ValueError as exc:

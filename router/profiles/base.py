@@ -1,4 +1,4 @@
-"""What every harness profile provides, and the Go-compatible text helpers two of them share.
+"""What every harness profile provides, and the file helpers the profiles share.
 
 A profile reproduces one harness exactly: how it discovers skill folders, parses SKILL.md, names and validates
 skills, renders the catalogue, and answers its skill tool. The behaviour is specified in
@@ -11,19 +11,26 @@ import copy
 import json
 import logging
 import os
-import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, Protocol, Sequence
 
+from router.files import MAX_SKILL_FILE_BYTES, read_bytes
 from router.skill import Skill
-
-if TYPE_CHECKING:
-    from router.registry import SkillRegistry
 
 log = logging.getLogger("router.profiles")
 
 SKILL_FILE = "SKILL.md"
+
+
+class SkillLookup(Protocol):
+    """What a skill tool needs from the skills it serves (a :class:`router.registry.SkillRegistry` is one)."""
+
+    def find(self, name: str) -> Skill | None:
+        """The skill called exactly ``name``, or None."""
+
+    def __iter__(self) -> Iterator[Skill]:
+        """The skills, in registration order (for messages that list the known names)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ class Profile(ABC):
         """The skill tool's definition, or None where the harness registers no tool for this library."""
 
     @abstractmethod
-    def call_tool(self, registry: "SkillRegistry", arguments: Mapping[str, Any] | str | None,
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
                   call_name: str | None = None) -> str:
         """Answer one skill-tool call exactly as the harness does.
 
@@ -98,55 +105,13 @@ class Profile(ABC):
 
 # --- helpers shared by the profiles -------------------------------------------------------------------------
 
-# Go's unicode.IsSpace: Latin-1 spaces plus the White_Space property. Python's str.strip() also strips
-# U+001C..U+001F, which Go keeps, so the Go harnesses need their own trim.
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-            "\u2028\u2029\u202f\u205f\u3000"
-
-
-def go_trim_space(text: str) -> str:
-    """``strings.TrimSpace`` from Go."""
-    return text.strip(_GO_SPACE)
-
-
-def go_quote(text: str) -> str:
-    """``strconv.Quote`` from Go (what ``%q`` prints) for a valid UTF-8 string."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch == " " or (ch.isprintable() and unicodedata.category(ch) != "Zs"):
-            out.append(ch)
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code == 0xFFFD:
-            out.append(ch)
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_os_error(op: str, path: str, exc: OSError) -> str:
-    """The text of Go's ``*fs.PathError`` for a failed open or read, e.g. ``open /x: permission denied``."""
-    if isinstance(exc, IsADirectoryError):
-        return f"read {path}: is a directory"
-    reason = exc.strerror.lower() if exc.strerror else str(exc)
-    return f"{op} {path}: {reason}"
-
-
 def read_skill_file(path: str) -> bytes:
-    """Read a SKILL.md's bytes (symlinks followed), raising OSError as the OS reports it."""
-    with open(path, "rb") as handle:
-        return handle.read()
+    """Read a SKILL.md's bytes (symlinks followed), raising OSError as the OS reports it.
+
+    Only regular files are read, and at most :data:`router.files.MAX_SKILL_FILE_BYTES` of them: a FIFO, a device
+    or a larger file raises an OSError (:mod:`router.files`), which every profile treats as an unreadable file.
+    """
+    return read_bytes(path, MAX_SKILL_FILE_BYTES)
 
 
 def decode_lossy(raw: bytes) -> str:
@@ -164,12 +129,17 @@ def sorted_entries(folder: str) -> list[str]:
 
 
 def tool_arguments(arguments: Mapping[str, Any] | str | None) -> Mapping[str, Any]:
-    """Decode tool-call arguments given as a JSON string or an already-decoded mapping."""
+    """Decode tool-call arguments given as a JSON string or an already-decoded mapping.
+
+    Raises ``ValueError`` (``json.JSONDecodeError`` is one) for text that is not JSON and for anything that is
+    not an object.
+    """
     if arguments is None:
         return {}
     if isinstance(arguments, str):
         decoded = json.loads(arguments) if arguments.strip() else {}
-        if not isinstance(decoded, dict):
-            raise ValueError(f"tool arguments must be a JSON object, got {type(decoded).__name__}")
-        return decoded
-    return arguments
+    else:
+        decoded = arguments
+    if not isinstance(decoded, Mapping):
+        raise ValueError(f"tool arguments must be a JSON object, got {type(decoded).__name__}")
+    return decoded

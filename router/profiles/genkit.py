@@ -26,8 +26,10 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from router.errors import SkillToolError
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, ToolSpec, decode_lossy, go_os_error, go_quote,
-                                  go_trim_space, read_skill_file, sorted_entries, tool_arguments)
+from router.frontmatter import compose
+from router.gotext import go_os_error, go_quote, go_trim_space
+from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
+                                  read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
 log = logging.getLogger("router.profiles.genkit")
@@ -66,7 +68,7 @@ def decode_fields(front: str) -> dict[str, str]:
     a sequence or mapping where a string is expected, a repeated key, or any syntax error gives zero values.
     """
     try:
-        root = yaml.compose(front, Loader=yaml.SafeLoader)
+        root = compose(front)
     except yaml.YAMLError:
         return {}
     if root is None:
@@ -168,7 +170,7 @@ class GenkitProfile(Profile):
             },
         )
 
-    def call_tool(self, registry, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
         try:
             args = tool_arguments(arguments)
         except ValueError as exc:

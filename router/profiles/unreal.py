@@ -22,8 +22,9 @@ import json
 import os
 from typing import Any, Mapping, Sequence
 
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, ToolSpec, decode_lossy, go_os_error, go_quote,
-                                  go_trim_space, read_skill_file, sorted_entries)
+from router.gotext import go_os_error, go_quote, go_trim_space
+from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
+                                  read_skill_file, sorted_entries)
 from router.skill import Skill
 
 PREAMBLE = (
@@ -168,7 +169,7 @@ class UnrealProfile(Profile):
             },
         )
 
-    def call_tool(self, registry, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
         if call_name and call_name != TOOL_NAME:  # the harness checks only a non-empty call name
             return f"skill-use call name {go_quote(call_name)} does not match static tool {go_quote(TOOL_NAME)}"
         if isinstance(arguments, str) or arguments is None:

@@ -1,0 +1,71 @@
+"""Reading the files users and file systems hand the router: regular files only, and never without limit.
+
+A SKILL.md can be a FIFO (``open`` would block until a writer comes), a symlink to ``/dev/zero`` (a read never
+ends) or simply huge. Every input file is therefore opened non-blocking, checked to be a regular file with
+``fstat`` on the open descriptor (no race between a check and the open), and read up to a cap. Failures are
+``OSError`` subclasses, so each caller keeps its own rule for unreadable files (genkit skips the folder, unreal
+reports ``read skill ...``, agentskills skips with a warning, the CLI prints one line).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+#: Largest SKILL.md read (a skill's instructions are a few KB; the harnesses' own guides say under 500 lines).
+MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
+#: Largest catalogue, labelled-requests, config or learned-examples file read.
+MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024
+
+
+class NotRegularFileError(OSError):
+    """The path is a FIFO, a device or a socket: skipped as unreadable, never opened for a blocking read."""
+
+
+class FileTooLargeError(OSError):
+    """The file is larger than the cap of its kind."""
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit`` of them.
+
+    Raises :class:`NotRegularFileError` for anything but a regular file, :class:`IsADirectoryError` for a
+    folder, :class:`FileTooLargeError` above ``limit``, and the OS's own ``OSError`` otherwise.
+    """
+    path = os.fspath(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
+        chunks = []
+        size = 0
+        while size <= limit:  # the file may grow while it is read: stop one byte past the cap
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise FileTooLargeError(errno.EFBIG, f"file is larger than the {_size(limit)} limit", path)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) -> str:
+    """:func:`read_bytes` decoded as strict UTF-8 (``UnicodeDecodeError`` on invalid bytes), with line ends
+    translated as ``open(path, encoding="utf-8")`` translates them (CRLF and CR become LF)."""
+    return read_bytes(path, limit).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def describe_os_error(exc: OSError) -> str:
+    """A short reason for an OSError, without the path it already names elsewhere."""
+    return exc.strerror or str(exc)

@@ -1,0 +1,130 @@
+"""SKILL.md frontmatter and YAML, parsed safely: the parts every profile, the linter and the indexer share.
+
+- :func:`safe_load` and :func:`compose` are PyYAML's safe loader with one more guard: PyYAML composes nested
+  collections recursively, so a kilobyte of ``[[[[...`` raises ``RecursionError`` from deep inside the parser.
+  Nesting deeper than :data:`MAX_YAML_DEPTH` is refused up front as a YAML error (:class:`YAMLNestingError`),
+  so every caller handles it exactly as it handles any other YAML error (genkit: zero values; agentskills: skip
+  the skill with a warning; lint: an error; labels: a file error). No tag ever constructs an object.
+- :func:`split_frontmatter`, :func:`load_frontmatter` and :func:`quote_colon_values` are the Agent Skills
+  reference parser (skills-ref) and its client guide's retry for unquoted colons; the agentskills profile, the
+  linter and the lenient description the router indexes (:mod:`router.texts`) all read frontmatter this way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+#: Deepest nesting of YAML collections accepted (real frontmatter and labels files stay under 10).
+MAX_YAML_DEPTH = 100
+
+_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+         yaml.FlowSequenceStartToken)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+_KEY_VALUE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.*\S)[ \t]*$")
+
+
+class YAMLNestingError(yaml.YAMLError):
+    """YAML nested deeper than :data:`MAX_YAML_DEPTH` (a ``yaml.YAMLError``, handled like a syntax error)."""
+
+
+class FrontmatterError(ValueError):
+    """The reference parser's errors (skills-ref), with its messages."""
+
+
+def check_depth(text: str, limit: int = MAX_YAML_DEPTH) -> None:
+    """Raise :class:`YAMLNestingError` when ``text`` nests collections deeper than ``limit``.
+
+    The scanner is iterative, so counting its block and flow tokens is safe on any input; a scanning error is
+    raised as the ``yaml.YAMLError`` the parser would raise anyway.
+    """
+    depth = 0
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        if isinstance(token, _OPEN):
+            depth += 1
+            if depth > limit:
+                raise YAMLNestingError(f"YAML nested deeper than {limit} levels (line {token.start_mark.line + 1})")
+        elif isinstance(token, _CLOSE):
+            depth -= 1
+
+
+def safe_load(text: str) -> Any:
+    """``yaml.safe_load`` with the nesting guard; every failure is a ``yaml.YAMLError``."""
+    check_depth(text)
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:  # the guard keeps well below the limit; a caller already deep in its stack may not
+        raise YAMLNestingError("YAML nested too deeply to parse") from None
+
+
+def compose(text: str) -> yaml.Node | None:
+    """``yaml.compose`` (the node tree, scalars with their source text) with the nesting guard."""
+    check_depth(text)
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise YAMLNestingError("YAML nested too deeply to parse") from None
+
+
+def load_with_nodes(text: str) -> tuple[yaml.Node | None, Any]:
+    """(root node, constructed value) of a single YAML document, so callers can point at line numbers."""
+    check_depth(text)
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    except RecursionError:
+        raise YAMLNestingError("YAML nested too deeply to parse") from None
+    finally:
+        loader.dispose()
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """Split as the reference parser does: the text must start with ``---``; frontmatter is what lies between
+    the first two ``---``."""
+    if not text.startswith("---"):
+        raise FrontmatterError("SKILL.md must start with YAML frontmatter (---)")
+    parts = text.split("---", 2)
+    if len(parts) < 3:
+        raise FrontmatterError("SKILL.md frontmatter not properly closed with ---")
+    return parts[1], parts[2].strip()
+
+
+def quote_colon_values(front: str) -> str:
+    """The client guide's retry for a common malformation: quote top-level values holding an unquoted colon."""
+    fixed = []
+    for line in front.split("\n"):
+        match = _KEY_VALUE.match(line)
+        value = match.group(2) if match else ""
+        if match and ": " in value and value[0] not in "\"'|>[{":
+            line = f"{match.group(1)}: {yaml.safe_dump(value, default_style=chr(34), width=1 << 30).strip()}"
+        fixed.append(line)
+    return "\n".join(fixed)
+
+
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line."""
+    return " ".join(str(exc).split())
+
+
+def load_frontmatter(front: str) -> tuple[dict[str, Any], bool]:
+    """YAML-load the frontmatter; returns (mapping with string keys, retried). Raises FrontmatterError when it is
+    not YAML, not a mapping, or nested too deeply."""
+    try:
+        data = safe_load(front)
+        retried = False
+    except yaml.YAMLError as first:
+        if isinstance(first, YAMLNestingError):
+            raise FrontmatterError(f"Invalid YAML in frontmatter: {yaml_error_text(first)}") from None
+        try:
+            data = safe_load(quote_colon_values(front))
+            retried = True
+        except yaml.YAMLError:
+            raise FrontmatterError(f"Invalid YAML in frontmatter: {yaml_error_text(first)}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
+    return {str(k): v for k, v in data.items()}, retried
