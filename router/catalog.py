@@ -10,7 +10,8 @@ import json
 import os
 from typing import Any
 
-from router.errors import CatalogError
+from router.errors import CatalogError, brief
+from router.files import read_text
 from router.skill import Skill
 
 
@@ -38,13 +39,15 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
     """
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_text(path)
     except FileNotFoundError:
         raise CatalogError(f"catalogue '{path}' does not exist: pass --catalog with a JSONL file of "
                            '{"id", "name", "description"} rows') from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"catalogue '{path}' cannot be read: {exc}") from None
+    except OSError as exc:
+        raise CatalogError(f"catalogue '{path}' cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"catalogue '{path}' cannot be read: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                           "save it as UTF-8") from None
     skills: list[Skill] = []
     seen: set[str] = set()
     for number, row in parse_jsonl(text, path):
@@ -57,14 +60,14 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
         if not isinstance(ident, str):
             raise CatalogError(f"{path}:{number}: 'id' must be a string")
         if ident in seen:
-            raise CatalogError(f"{path}:{number}: id '{ident}' appears more than once")
+            raise CatalogError(f"{path}:{number}: id {brief(ident)} appears more than once")
         seen.add(ident)
         description = row.get("description", "")
         if not isinstance(description, str):
-            raise CatalogError(f"{path}:{number}: 'description' of '{ident}' must be a string")
+            raise CatalogError(f"{path}:{number}: 'description' of {brief(ident)} must be a string")
         examples = row.get("examples", [])
         if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
-            raise CatalogError(f"{path}:{number}: 'examples' of '{ident}' must be a list of strings")
+            raise CatalogError(f"{path}:{number}: 'examples' of {brief(ident)} must be a list of strings")
         metadata = {k: v for k, v in row.items() if k not in ("id", "name", "description", "examples")}
         skills.append(Skill(name=name, description=description.strip(), id=ident, metadata=metadata,
                             examples=tuple(examples)))

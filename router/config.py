@@ -1,24 +1,30 @@
 """Router parameters: one frozen object, parsed and checked once at the boundary, saved as JSON.
 
-``skill-router tune`` writes a config file; ``route``, ``prompt``, ``serve`` and ``eval`` read it with
-``--config FILE`` (default: ``skill-router.json`` in the working folder when it exists).
+``skill-router tune`` writes a config file; the commands that route (``prompt``, ``index``, ``route``,
+``learn``, ``eval``, ``overlap``, ``tune``) read it with ``--config FILE`` (default: :data:`DEFAULT_CONFIG_FILE`
+in the working folder when it exists). Every number must be finite: JSON's ``Infinity`` and ``NaN`` and
+overflowing literals such as ``1e999`` are refused.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any, Literal, Mapping
 
-from router.errors import ConfigError
+from router.errors import ConfigError, brief, clip
+from router.files import read_text
 from router.texts import BODY_MODES, BodyMode
 
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
 SIGNALS = ("bm25", "dense", "examples")
+#: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion, BM25 at half the dense weight beats the best single index on
 # both MetaTool (dense) and Seal-Tools (BM25) (benchmarks/fusion_choice.py). The example weight trades off libraries
@@ -62,37 +68,43 @@ class RouterConfig:
     context_weight: float = 0.3
 
     def __post_init__(self) -> None:
+        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight"):
+            value = getattr(self, name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ConfigError(f"k must be a whole number >= 1, got {self.k!r}")
+            raise ConfigError(f"k must be a whole number >= 1, got {brief(self.k)}")
         if isinstance(self.route_above, bool) or not isinstance(self.route_above, int) or self.route_above < 0:
-            raise ConfigError(f"route_above must be a whole number >= 0, got {self.route_above!r}")
+            raise ConfigError(f"route_above must be a whole number >= 0, got {brief(self.route_above)}")
         if self.fusion not in FUSIONS:
-            raise ConfigError(f"unknown fusion '{self.fusion}': choose one of {', '.join(FUSIONS)}")
+            raise ConfigError(f"unknown fusion {brief(self.fusion)}: choose one of {', '.join(FUSIONS)}")
         if not isinstance(self.weights, Mapping):
-            raise ConfigError(f"weights must map signal names to numbers, got {self.weights!r}")
+            raise ConfigError(f"weights must map signal names to numbers, got {brief(self.weights)}")
         unknown = sorted(set(self.weights) - set(SIGNALS))
         if unknown:
             raise ConfigError(f"unknown signal weight(s) {', '.join(unknown)}: weights are for {', '.join(SIGNALS)}")
-        # "not w >= 0" also refuses NaN, which compares false with everything and would poison every fused score
-        if any(isinstance(w, bool) or not isinstance(w, Real) or not w >= 0 for w in self.weights.values()):
-            raise ConfigError(f"weights must be numbers >= 0, got {dict(self.weights)}")
+        # "not w >= 0" also refuses NaN, which compares false with everything and would poison every fused score;
+        # an infinite weight would turn every fused score into inf or NaN
+        if any(isinstance(w, bool) or not isinstance(w, Real) or not w >= 0 or not math.isfinite(w)
+               for w in self.weights.values()):
+            raise ConfigError(f"weights must be numbers >= 0, got {brief(dict(self.weights))}; each must be finite")
         object.__setattr__(self, "weights", {s: float(self.weights.get(s, DEFAULT_WEIGHTS[s])) for s in SIGNALS})
         if self.on_abstain not in ("top-k", "empty"):
-            raise ConfigError(f"on_abstain must be 'top-k' or 'empty', got {self.on_abstain!r}")
+            raise ConfigError(f"on_abstain must be 'top-k' or 'empty', got {brief(self.on_abstain)}")
         if self.body not in BODY_MODES:
-            raise ConfigError(f"unknown body mode '{self.body}': choose one of {', '.join(BODY_MODES)}")
+            raise ConfigError(f"unknown body mode {brief(self.body)}: choose one of {', '.join(BODY_MODES)}")
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, Real) or not self.rrf_k > 0:
-            raise ConfigError(f"rrf_k must be a number > 0, got {self.rrf_k!r}")
+            raise ConfigError(f"rrf_k must be a number > 0, got {brief(self.rrf_k)}")
         if isinstance(self.body_tokens, bool) or not isinstance(self.body_tokens, Integral) or self.body_tokens < 1:
-            raise ConfigError(f"body_tokens must be a whole number >= 1, got {self.body_tokens!r}")
+            raise ConfigError(f"body_tokens must be a whole number >= 1, got {brief(self.body_tokens)}")
         if self.threshold is not None and (isinstance(self.threshold, bool) or
                                            not isinstance(self.threshold, Real) or self.threshold != self.threshold):
-            raise ConfigError(f"threshold must be a number (a cosine, at most 1) or null, got {self.threshold!r}")
+            raise ConfigError(f"threshold must be a number (a cosine, at most 1) or null, got {brief(self.threshold)}")
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
-            raise ConfigError(f"context_weight must be a number >= 0, got {self.context_weight!r}")
+            raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
-            raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {self.model!r}")
+            raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {brief(self.model)}")
 
     def with_(self, **changes: Any) -> "RouterConfig":
         """A copy with some parameters changed (None values are ignored)."""
@@ -104,10 +116,13 @@ class RouterConfig:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "config") -> "RouterConfig":
         known = set(cls.__dataclass_fields__)
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: a config must be a JSON object, got {brief(data)}")
         values = {k: v for k, v in data.items() if k != "schema" and not k.startswith("_")}
         unknown = sorted(set(values) - known - {"tuning"})
         if unknown:
-            raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
+            raise ConfigError(f"{source}: unknown key(s) {clip(', '.join(map(str, unknown)))}; known keys: "
+                              f"{', '.join(sorted(known))}")
         values.pop("tuning", None)
         try:
             return cls(**values)
@@ -115,33 +130,72 @@ class RouterConfig:
             raise ConfigError(f"{source}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str], extra: Mapping[str, Any] | None = None) -> None:
+        """Write the config as JSON, atomically: a failed write leaves neither a partial file nor a temporary one.
+
+        Raises :class:`ConfigError` naming the file when it cannot be written (see :func:`check_writable`).
+        """
+        path = os.fspath(path)
+        check_writable(path)
         payload = self.to_json()
         if extra:
             payload["tuning"] = dict(extra)
-        tmp = f"{os.fspath(path)}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
+        text = json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n"
+        folder = os.path.dirname(os.path.abspath(path))
+        tmp = ""
+        try:
+            handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise ConfigError(f"cannot write config file '{path}': {exc.strerror or exc}") from None
+        finally:
+            if tmp and os.path.exists(tmp):
+                os.unlink(tmp)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "RouterConfig":
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
+            data = json.loads(read_text(path), parse_constant=_refuse_constant)
         except FileNotFoundError:
             raise ConfigError(f"config file '{path}' does not exist: run 'skill-router tune' to write one, or drop "
                               "--config") from None
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"config file '{path}' cannot be read: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"config file '{path}' cannot be read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file '{path}' cannot be read: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                              "save it as UTF-8 JSON") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"config file '{path}' cannot be read: not valid JSON ({exc.msg} at line "
+                              f"{exc.lineno} column {exc.colno})") from None
+        except ValueError as exc:  # Infinity / NaN
+            raise ConfigError(f"config file '{path}': {exc}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"config file '{path}' must hold a JSON object")
         return cls.from_json(data, source=path)
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a config can hold: use a finite number")
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`ConfigError` unless a file can be written at ``path``: its folder exists and is writable, and
+    ``path`` is not a folder. Commands check this before hours of work, not after."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"'{path}' is a folder: give a file name to write, e.g. {DEFAULT_CONFIG_FILE}")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"cannot write '{path}': folder '{folder}' does not exist; create it or choose another "
+                          "path")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ConfigError(f"cannot write '{path}': permission denied; choose a writable path")
+
+
 def find_config(explicit: str | None) -> RouterConfig:
-    """The config named on the command line, else ``skill-router.json`` here, else the defaults."""
+    """The config named on the command line, else :data:`DEFAULT_CONFIG_FILE` here, else the defaults."""
     if explicit:
         return RouterConfig.load(explicit)
     if os.path.isfile(DEFAULT_CONFIG_FILE):

@@ -13,10 +13,34 @@ reason is reported (``Router.notes``).
     ├── RegistryError         a registration the registry refuses (repeated path or name)
     ├── SkillToolError        a skill-tool call the harness fails (the profile decides which errors fail)
     ├── PathEscapeError       a strict path resolution that leaves the skill folder
+    ├── MessageError          chat messages that are not in the OpenAI or Anthropic shape
     └── ModelError            an embedding model that cannot be loaded offline
+
+Messages quote user values through :func:`brief`, so that a value built to be huge (YAML aliases nested seven
+deep expand to hundreds of megabytes when printed) never makes a huge message.
 """
 
 from __future__ import annotations
+
+import reprlib
+
+#: Characters of a user value an error message shows.
+MAX_SHOWN = 200
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 10
+_REPR.maxstring = _REPR.maxother = MAX_SHOWN
+
+
+def clip(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut to at most ``limit`` characters, marked with '...' when cut."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def brief(value: object, limit: int = MAX_SHOWN) -> str:
+    """``repr(value)`` for an error message: bounded in time and in length (at most ``limit`` characters)."""
+    return clip(_REPR.repr(value), limit)
 
 
 class SkillRouterError(Exception):
@@ -52,6 +76,10 @@ class SkillToolError(SkillRouterError):
 
 class PathEscapeError(SkillRouterError, PermissionError):
     """A strict resolution of a relative path leaves the skill's folder."""
+
+
+class MessageError(SkillRouterError, ValueError):
+    """Chat messages that are not OpenAI- or Anthropic-style mappings (a role and a string or list content)."""
 
 
 class ModelError(SkillRouterError):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Sequence
 
+from router.errors import MessageError, brief
+
 MARKER = "skills-instructions"
 
 Message = Mapping[str, Any]
@@ -26,12 +28,43 @@ def block_part(block: str) -> dict[str, Any]:
 
 
 def is_block_part(part: Any) -> bool:
-    return isinstance(part, Mapping) and bool((part.get("metadata") or {}).get(MARKER))
+    """True for a part carrying the marker; raises :class:`MessageError` for a ``metadata`` that is not an object
+    (the Go middleware cannot decode such a part either)."""
+    if not isinstance(part, Mapping):
+        return False
+    metadata = part.get("metadata")
+    if metadata is None:
+        return False
+    if not isinstance(metadata, Mapping):
+        raise MessageError(f"a message part's 'metadata' must be an object, got {brief(metadata)}")
+    return bool(metadata.get(MARKER))
+
+
+def _copy(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise MessageError(f"messages must be a list of {{'role', 'content'}} objects, got {brief(messages)}")
+    out = []
+    for number, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise MessageError(f"message {number} must be an object with 'role' and 'content', got "
+                               f"{brief(message)}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise MessageError(f"message {number}: 'content' must be a string or a list of parts, got "
+                               f"{brief(content)}")
+        out.append(copy.deepcopy(dict(message)))
+    return out
 
 
 def inject(messages: Sequence[Message], block: str) -> list[dict[str, Any]]:
-    """Return a copy of ``messages`` holding exactly one catalogue ``block`` (none when ``block`` is '')."""
-    out = [copy.deepcopy(dict(m)) for m in messages]
+    """Return a copy of ``messages`` holding exactly one catalogue ``block`` (none when ``block`` is '').
+
+    Raises :class:`MessageError` for messages that are not objects, a ``content`` that is neither a string nor a
+    list, and a part whose ``metadata`` is not an object.
+    """
+    if not isinstance(block, str):
+        raise MessageError(f"the catalogue block must be a string, got {brief(block)}")
+    out = _copy(messages)
     found = False
     for message in out:
         content = message.get("content")
@@ -62,7 +95,7 @@ def inject(messages: Sequence[Message], block: str) -> list[dict[str, Any]]:
 
 def strip_markers(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """A copy of ``messages`` with the marker metadata removed, ready for an API that rejects unknown fields."""
-    out = [copy.deepcopy(dict(m)) for m in messages]
+    out = _copy(messages)
     for message in out:
         content = message.get("content")
         if isinstance(content, list):

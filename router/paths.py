@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from router.errors import PathEscapeError
+from router.errors import ConfigError, PathEscapeError, brief
 from router.skill import Skill
 
 
@@ -18,6 +18,11 @@ def resolve_skill_path(skill: Skill, relative: str, *, strict: bool = False) -> 
     behalf) symlinks are resolved first and a path that leaves the skill folder raises
     :class:`PathEscapeError` naming the skill and the path.
     """
+    if not isinstance(relative, str):
+        raise ConfigError(f"the path to resolve in skill '{skill.name}' must be a string, got {brief(relative)}")
+    if "\x00" in relative:
+        raise ConfigError(f"path {brief(relative)} in skill '{skill.name}' holds a NUL character, which no file "
+                          "name can hold")
     directory = skill.directory
     if not directory:
         raise PathEscapeError(f"skill '{skill.name}' has no folder (it comes from a catalogue), so "

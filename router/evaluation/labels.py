@@ -26,7 +26,9 @@ from typing import Any
 import yaml
 
 from router.catalog import parse_jsonl
-from router.errors import CatalogError
+from router.errors import CatalogError, brief
+from router.files import read_text
+from router.frontmatter import load_with_nodes
 
 
 class LabelsError(CatalogError):
@@ -81,9 +83,12 @@ def load_requests(
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LabelsError(f"{p}: cannot read labelled requests: {exc}") from exc
+        text = read_text(p)
+    except OSError as exc:
+        raise LabelsError(f"{p}: cannot read labelled requests: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise LabelsError(f"{p}: cannot read labelled requests: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                          "save it as UTF-8") from None
     rows = _yaml_rows(p, text) if p.suffix.lower() in (".yaml", ".yml") else _jsonl_rows(p, text)
     if not rows:
         raise LabelsError(f"{p}: no labelled requests found; expected one JSON object per line")
@@ -101,16 +106,12 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[int, Any]]:
 
 def _yaml_rows(path: Path, text: str) -> list[tuple[int, Any]]:
     # Compose first so that each item keeps the line it starts on, for messages that point at it.
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        node, data = load_with_nodes(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise LabelsError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from exc
-    finally:
-        loader.dispose()
+        raise LabelsError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if data is None:
         return []
     if not isinstance(data, list):
@@ -121,40 +122,40 @@ def _yaml_rows(path: Path, text: str) -> list[tuple[int, Any]]:
 def _parse_row(path: Path, line: int, row: Any, require_gold: bool) -> Request:
     where = f"{path}:{line}"
     if not isinstance(row, Mapping):
-        raise LabelsError(f"{where}: expected an object with \"id\", \"query\" and \"gold\", got {row!r}")
+        raise LabelsError(f"{where}: expected an object with \"id\", \"query\" and \"gold\", got {brief(row)}")
     rid = row.get("id")
     if not isinstance(rid, str) or not rid.strip():
-        raise LabelsError(f"{where}: \"id\" must be a non-empty string, got {rid!r}")
+        raise LabelsError(f"{where}: \"id\" must be a non-empty string, got {brief(rid)}")
     messages = _parse_messages(where, rid, row["messages"]) if "messages" in row else None
     query = row.get("query")
     if query is None and messages is not None:
         query = _last_user_turn(where, rid, messages)
     if query is None:
-        raise LabelsError(f"{where}: request {rid!r} has neither \"query\" nor \"messages\"")
+        raise LabelsError(f"{where}: request {brief(rid)} has neither \"query\" nor \"messages\"")
     if not isinstance(query, str):
-        raise LabelsError(f"{where}: request {rid!r}: \"query\" must be a string, got {query!r}")
+        raise LabelsError(f"{where}: request {brief(rid)}: \"query\" must be a string, got {brief(query)}")
     if not query.strip():
-        raise LabelsError(f"{where}: request {rid!r} has an empty query")
+        raise LabelsError(f"{where}: request {brief(rid)} has an empty query")
     if "gold" not in row:
         if require_gold:
             raise LabelsError(
-                f"{where}: request {rid!r} has no \"gold\"; label it ([] when no skill applies)"
+                f"{where}: request {brief(rid)} has no \"gold\"; label it ([] when no skill applies)"
             )
         return Request(rid, query, None, messages)
     gold = row["gold"]
     if not isinstance(gold, list) or not all(isinstance(g, str) and g for g in gold):
-        raise LabelsError(f"{where}: request {rid!r}: \"gold\" must be a list of skill ids, got {gold!r}")
+        raise LabelsError(f"{where}: request {brief(rid)}: \"gold\" must be a list of skill ids, got {brief(gold)}")
     # A repeated gold id would count twice in recall's denominator; keep the first.
     return Request(rid, query, tuple(dict.fromkeys(gold)), messages)
 
 
 def _parse_messages(where: str, rid: str, messages: Any) -> tuple[Mapping[str, Any], ...]:
     if not isinstance(messages, list) or not messages:
-        raise LabelsError(f"{where}: request {rid!r}: \"messages\" must be a non-empty list, got {messages!r}")
+        raise LabelsError(f"{where}: request {brief(rid)}: \"messages\" must be a non-empty list, got {brief(messages)}")
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
             raise LabelsError(
-                f"{where}: request {rid!r}: message {i} must have \"role\" and \"content\", got {message!r}"
+                f"{where}: request {brief(rid)}: message {i} must have \"role\" and \"content\", got {brief(message)}"
             )
     return tuple(dict(m) for m in messages)
 
@@ -168,7 +169,7 @@ def _last_user_turn(where: str, rid: str, messages: tuple[Mapping[str, Any], ...
                     part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
                 )
             return content
-    raise LabelsError(f"{where}: request {rid!r}: \"messages\" has no user turn to route")
+    raise LabelsError(f"{where}: request {brief(rid)}: \"messages\" has no user turn to route")
 
 
 def _check_unique(path: Path, requests: list[Request], lines: list[int]) -> None:
@@ -177,7 +178,7 @@ def _check_unique(path: Path, requests: list[Request], lines: list[int]) -> None
         seen[request.id].append(line)
     repeated = {rid: where for rid, where in seen.items() if len(where) > 1}
     if repeated:
-        listed = ", ".join(f"{rid!r} (lines {', '.join(map(str, where))})" for rid, where in repeated.items())
+        listed = ", ".join(f"{brief(rid)} (lines {', '.join(map(str, where))})" for rid, where in repeated.items())
         raise LabelsError(f"{path}:{next(iter(repeated.values()))[1]}: duplicate request ids: {listed}")
 
 
@@ -190,7 +191,7 @@ def _check_known(path: Path, requests: list[Request], lines: list[int], known_id
                 unknown.setdefault(gold, line)
     if unknown:
         shown = list(unknown.items())[:10]
-        listed = ", ".join(f"{gid!r} (line {line})" for gid, line in shown)
+        listed = ", ".join(f"{brief(gid)} (line {line})" for gid, line in shown)
         more = f" and {len(unknown) - len(shown)} more" if len(unknown) > len(shown) else ""
         raise LabelsError(
             f"{path}:{shown[0][1]}: {len(unknown)} gold ids are not in the catalogue: {listed}{more}; "

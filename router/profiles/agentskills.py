@@ -67,7 +67,10 @@ class AgentSkillsProfile(Profile):
             for path in self._walk(root, warnings):
                 try:
                     skill, notes = self._load(path)
-                except (OSError, FrontmatterError) as exc:
+                except OSError as exc:
+                    warnings.append(f"skipping {path}: {exc.strerror or exc}")
+                    continue
+                except FrontmatterError as exc:
                     warnings.append(f"skipping {path}: {exc}")
                     continue
                 warnings.extend(f"{path}: {note}" for note in notes)
@@ -97,7 +100,10 @@ class AgentSkillsProfile(Profile):
                 entries = sorted_entries(folder)
             except OSError:
                 return
-            if depth > 0 and SKILL_FILE in entries and os.path.isfile(os.path.join(folder, SKILL_FILE)):
+            # Not isfile(): a FIFO or a device named SKILL.md is found and then skipped as unreadable, with a
+            # warning, instead of vanishing silently (a dangling link is no file at all).
+            candidate = os.path.join(folder, SKILL_FILE)
+            if depth > 0 and SKILL_FILE in entries and os.path.exists(candidate) and not os.path.isdir(candidate):
                 found.append(os.path.join(folder, SKILL_FILE))
             if depth >= self.max_depth:
                 return

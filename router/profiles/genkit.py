@@ -26,6 +26,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from router.errors import SkillToolError
+from router.files import FileTooLargeError, NotRegularFileError
 from router.frontmatter import compose
 from router.gotext import go_os_error, go_quote, go_trim_space
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
@@ -128,6 +129,10 @@ class GenkitProfile(Profile):
                 path = os.path.join(folder, SKILL_FILE)
                 try:
                     raw = read_skill_file(path)
+                except (NotRegularFileError, FileTooLargeError) as exc:
+                    # The middleware skips the folder like any unreadable one; say why, since nothing else will.
+                    warnings.append(f"skipping {path}: {exc.strerror}")
+                    continue
                 except OSError:
                     continue
                 found[entry] = self.parse(path, raw, entry)
@@ -176,7 +181,8 @@ class GenkitProfile(Profile):
         except ValueError as exc:
             raise SkillToolError(f"invalid use_skill arguments: {exc}") from None
         name = args.get("skillName", "")
-        name = name if isinstance(name, str) else str(name)
+        # Go's encoding/json leaves a string field at its zero value "" for a JSON null.
+        name = "" if name is None else name if isinstance(name, str) else str(name)
         skill = registry.find(name)
         if skill is None:
             raise SkillToolError(f"skill {go_quote(name)} not found")

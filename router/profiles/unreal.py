@@ -181,7 +181,7 @@ class UnrealProfile(Profile):
             except json.JSONDecodeError as exc:
                 return f"decode skill-use arguments: {go_json_error(raw_args, exc)}"
         else:
-            decoded = dict(arguments)
+            decoded = dict(arguments) if isinstance(arguments, Mapping) else arguments
         if not isinstance(decoded, dict):
             return f"decode skill-use arguments: json: cannot unmarshal {_json_kind(decoded)} into Go value of " \
                    f"type skilluse.Args"
