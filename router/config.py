@@ -53,6 +53,8 @@ class RouterConfig:
     body: which body text to index (``none``, ``headings``, ``lead``), body_tokens: words of ``lead``.
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
+    confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
+        the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """
 
     k: int = 5
@@ -66,6 +68,7 @@ class RouterConfig:
     body_tokens: int = 100
     model: str | None = None
     context_weight: float = 0.3
+    confine: bool = False
 
     def __post_init__(self) -> None:
         for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight"):
@@ -103,6 +106,8 @@ class RouterConfig:
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
+        if not isinstance(self.confine, bool):
+            raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
             raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {brief(self.model)}")
 

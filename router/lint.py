@@ -5,7 +5,8 @@ problems found in real public libraries that make the harnesses disagree about a
 block-scalar and quoted descriptions (the unreal line parser shows ``|`` or keeps the quotes), unquoted colons
 (YAML fails, so genkit shows its placeholder), values on the next line, byte-order marks, CRLF line ends,
 nested, hidden and symlinked skill folders (genkit and unreal find only some of them), repeated names, very long
-files, and links to files the skill folder does not hold.
+files, links to files the skill folder does not hold, and symlinks whose target lies outside every skills folder
+(every harness follows them).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Literal, Sequence
 
 import yaml
 
+from router.confine import escaping_links, real_roots
 from router.frontmatter import FrontmatterError, safe_load, split_frontmatter, yaml_error_text
 from router.profiles.agentskills import AgentSkillsProfile
 from router.profiles.base import read_skill_file
@@ -215,11 +217,19 @@ def lint(roots: Sequence[str]) -> LintReport:
     findings: list[Finding] = []
     names: dict[str, list[str]] = defaultdict(list)
     files = 0
+    confined_to = real_roots(roots)
+    reported: set[str] = set()
     for root in roots:
         root = os.path.abspath(root)
         for path in walker._walk(root, []):
             files += 1
             findings.extend(lint_file(path, root))
+            for link, target in escaping_links(os.path.dirname(path), confined_to):
+                if link not in reported:
+                    reported.add(link)
+                    findings.append(Finding(path, "warning", f"symlink {link} leads to {target}, outside every "
+                                                             "skills folder: the harnesses follow it; --confine "
+                                                             "refuses such skills"))
             try:
                 skill, _ = walker.parse_with_notes(path, read_skill_file(path), os.path.basename(os.path.dirname(path)))
                 names[skill.name].append(path)

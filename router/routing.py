@@ -142,6 +142,11 @@ class Router:
         roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
         profile = get_profile(profile)
         registry = SkillRegistry.discover(roots, profile, require_roots=True)
+        if config is not None and config.confine:
+            from router.confine import confine
+
+            kept = confine(registry.discovery, roots)
+            registry = SkillRegistry(kept.skills, discovery=kept)
         skills = [_with_sidecar_examples(s) for s in registry]
         registry = SkillRegistry(skills, discovery=registry.discovery)
         folder = index_folder or default_index_folder([os.fspath(r) for r in roots], None)

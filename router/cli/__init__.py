@@ -1,8 +1,10 @@
 """The ``skill-router`` command.
 
 Every command takes the library as ``--skills DIR`` (repeatable; default ``skills``) with ``--profile``, or as
-``--catalog FILE`` (a JSONL catalogue). Errors are one line on stderr and exit status 2; ``lint`` and the CI gates
-(``eval --fail-under``, ``overlap --fail-above``) exit 1 when they find problems.
+``--catalog FILE`` (a JSONL catalogue); the commands that route, index or measure also take ``--config``,
+``--model`` and ``--index-dir`` (:mod:`router.cli.common`). Errors, usage errors included, are one line on stderr
+and exit status 2; ``lint`` and the CI gates (``eval --fail-under``, ``overlap --fail-above``) exit 1 when they find
+problems.
 """
 
 from __future__ import annotations
@@ -18,43 +20,30 @@ from router.errors import SkillRouterError
 def build_parser() -> argparse.ArgumentParser:
     from router import __version__
     from router.cli import evaluate, library
-    from router.profiles import DEFAULT_PROFILE, profile_names
+    from router.cli.common import OneLineParser
 
-    common = argparse.ArgumentParser(add_help=False)
-    source = common.add_argument_group("library")
-    source.add_argument("--skills", action="append", metavar="DIR",
-                        help="a folder of skill folders (repeatable; default: skills)")
-    source.add_argument("--catalog", metavar="FILE", help='a JSONL catalogue of {"id","name","description"} rows, '
-                                                          "used in place of --skills")
-    source.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
-                        help=f"the harness whose rules apply (default: {DEFAULT_PROFILE})")
-    source.add_argument("--config", metavar="FILE", help="router parameters written by 'skill-router tune' "
-                                                         "(default: skill-router.json here, if present)")
-    source.add_argument("--model", metavar="NAME_OR_PATH",
-                        help="a sentence-transformers model folder or name (default: the bundled all-MiniLM-L6-v2)")
-    source.add_argument("--index-dir", metavar="DIR", help="where the persistent index lives (default: beside "
-                                                           "the library)")
-
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="skill-router",
         description="Route a request to the few agent skills that matter, rendered exactly as the harness does.",
     )
     parser.add_argument("--version", action="version", version=f"skill-router {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what discovery skips")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    library.register(commands, common)
-    evaluate.register(commands, common)
+    library.register(commands)
+    evaluate.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from router.cli.common import error_line
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s: %(message)s")
     try:
         return int(args.run(args) or 0)
     except SkillRouterError as exc:
-        print(f"skill-router {args.command}: error: {exc}", file=sys.stderr)
+        print(f"skill-router {args.command}: error: {error_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

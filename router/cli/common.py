@@ -1,13 +1,116 @@
-"""What the commands share: building the library or router from the common options, and printing."""
+"""What the commands share: their options, building the library or router from them, and printing.
+
+Options come in two groups, and each command takes only the groups it uses:
+
+- library options (:func:`add_library_options`): ``--skills``, ``--catalog``, ``--profile``, ``--confine`` —
+  which skills, read by which harness's rules;
+- router options (:func:`add_router_options`): ``--config``, ``--model``, ``--index-dir`` — how requests are
+  routed; only the commands that route, index or measure take them.
+
+Defaults live in one place each: :data:`router.profiles.DEFAULT_PROFILE`, :data:`router.config.DEFAULT_CONFIG_FILE`,
+:data:`DEFAULT_ROOT` and ``RouterConfig``'s fields.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import unicodedata
 from typing import Any
 
 from router.config import RouterConfig, find_config
 from router.errors import ConfigError
+
+#: The skills folder used when no --skills is given.
+DEFAULT_ROOT = "skills"
+#: Longest error line the command prints (a message quoting a huge value is cut, never printed whole).
+MAX_ERROR_LINE = 2000
+
+# Bidirectional controls reorder what a terminal shows (CVE-2021-42574); C0/C1 controls move the cursor or clear
+# the screen; lone surrogates (undecodable file names) cannot be encoded at all.
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def terminal_text(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: control characters, bidirectional controls and lone surrogates are
+    shown escaped (``\\x1b``, ``\\u202e``, ``\\udce9``). Only terminal output goes through this; the harness
+    renderings (``prompt``, ``use``) stay byte-exact."""
+    out = []
+    for ch in text:
+        if keep_newlines and ch in "\n\t":
+            out.append(ch)
+            continue
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cs") or ch in _BIDI:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def error_line(text: str) -> str:
+    """An error message as exactly one printable line of bounded length."""
+    line = terminal_text(" ".join(text.split()))
+    return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE - 3] + "..."
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr and exit status 2, like every other error."""
+
+    def error(self, message: str) -> Any:  # argparse's own prints the usage block first
+        self.exit(2, f"{self.prog}: error: {error_line(message)}; see '{self.prog} --help'\n")
+
+
+def positive_int(what: str):
+    """An argparse type: a whole number >= 1, the message naming the option's meaning."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number >= 1, got {text!r}")
+        return value
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True, profile: bool = True) -> None:
+    """``--skills`` (and, unless told otherwise, ``--catalog`` and ``--profile``) and ``--confine``."""
+    from router.profiles import DEFAULT_PROFILE, profile_names
+
+    group = parser.add_argument_group("library")
+    group.add_argument("--skills", action="append", metavar="DIR",
+                       help=f"a folder of skill folders (repeatable; default: {DEFAULT_ROOT})")
+    if catalog:
+        group.add_argument("--catalog", metavar="FILE", help='a JSONL catalogue of {"id","name","description"} '
+                                                             "rows, used in place of --skills")
+    if profile:
+        group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
+                           help=f"the harness whose rules apply (default: {DEFAULT_PROFILE})")
+        group.add_argument("--confine", action="store_true",
+                           help="refuse skills whose SKILL.md is a symlink leading outside every --skills folder "
+                                "(for libraries you do not trust; also the config key 'confine')")
+
+
+def add_router_options(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--model`` and ``--index-dir``: what the commands that route, index or measure read."""
+    from router.config import DEFAULT_CONFIG_FILE
+
+    group = parser.add_argument_group("router")
+    group.add_argument("--config", metavar="FILE", help="router parameters written by 'skill-router tune' "
+                                                        f"(default: {DEFAULT_CONFIG_FILE} here, if present)")
+    group.add_argument("--model", metavar="NAME_OR_PATH",
+                       help="a local sentence-transformers model folder (default: the bundled all-MiniLM-L6-v2)")
+    group.add_argument("--index-dir", metavar="DIR", help="where the persistent index lives (default: beside "
+                                                          "the library)")
+
+
+def k_help(what: str) -> str:
+    """Help for a -k option whose default comes from the config."""
+    return f"{what} (default: k from the config, {RouterConfig().k} without one)"
 
 
 def config_from(args: Any, **overrides: Any) -> RouterConfig:
@@ -15,7 +118,12 @@ def config_from(args: Any, **overrides: Any) -> RouterConfig:
 
 
 def roots(args: Any) -> list[str]:
-    return args.skills or ["skills"]
+    return args.skills or [DEFAULT_ROOT]
+
+
+def confined(args: Any, config: RouterConfig | None = None) -> bool:
+    """Whether symlinks leaving the roots are refused: the --confine flag or the config key."""
+    return bool(getattr(args, "confine", False) or (config is not None and config.confine))
 
 
 def make_router(args: Any, **overrides: Any):
@@ -23,6 +131,8 @@ def make_router(args: Any, **overrides: Any):
     from router.routing import Router
 
     config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
+    if getattr(args, "confine", False):
+        config = config.with_(confine=True)
     pinned = getattr(args, "pin", None) or ()
     excluded = getattr(args, "exclude", None) or ()
     if args.catalog:
@@ -34,14 +144,35 @@ def make_router(args: Any, **overrides: Any):
                               excluded=excluded)
 
 
+def json_text(value: Any, *, indent: int | None = 2) -> str:
+    """JSON for stdout: non-ASCII kept readable, lone surrogates (undecodable file names) as JSON escapes."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(value) + "\n")
+
+
+def write_exact(text: str) -> None:
+    """Write a harness rendering to stdout as the harness would: undecodable file-name bytes come back as the
+    bytes they were (surrogate escapes), so the output is byte-exact."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name produced (e.g. from a JSON catalogue's "\ud83d")
+        data = text.encode("utf-8", "backslashreplace")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def report_notes(notes: list[str]) -> None:
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {terminal_text(note)}", file=sys.stderr)
 
 
 def read_query(query: str | None) -> str:

@@ -10,22 +10,59 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from router.cli.common import config_from, make_router, print_json, report_notes
+from router.cli.common import (add_library_options, add_router_options, config_from, k_help, make_router,
+                               positive_int, print_json, report_notes)
+from router.config import DEFAULT_CONFIG_FILE, check_writable
 from router.errors import ConfigError
 
 RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
 LATENCY_SAMPLE = 100
 
 
-def register(commands: Any, common: Any) -> None:
-    p = commands.add_parser("eval", parents=[common], help="score retrievers on labelled requests")
+def _score(text: str) -> float:
+    """An argparse type: a finite number."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    import argparse
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the seed must be a whole number, got {text!r}") from None
+
+
+def _folds(text: str) -> int:
+    import argparse
+
+    value = positive_int("folds")(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"folds must be a whole number >= 2 (cross-validation), got {text!r}")
+    return value
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser("eval", help="score retrievers on labelled requests")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("--queries", action="append", required=True, metavar="FILE",
                    help='labelled requests, JSONL or YAML rows {"id","query","gold":[...]} (repeatable)')
     p.add_argument("--examples", metavar="FILE", help="labelled requests whose queries become examples of their "
                                                       "skills (e.g. a dev split); adds default-no-examples")
     p.add_argument("--retrievers", default="bm25,dense,rrf,default",
                    help=f"comma-separated, from {', '.join(RETRIEVERS)}")
-    p.add_argument("-k", type=int, help="skills a routed catalogue shows (tokens, per-skill recall; default 5)")
+    p.add_argument("-k", type=positive_int("k"),
+                   help=k_help("skills a routed catalogue shows (tokens, per-skill recall)"))
     p.add_argument("--compare", action="append", metavar="A:B",
                    help="paired test of B against A (repeatable; default: every retriever against default)")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON (schema skill-router.eval/1); '-' for "
@@ -34,31 +71,36 @@ def register(commands: Any, common: Any) -> None:
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with plots")
     p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when a metric is below VALUE, e.g. recall@5=0.8 or dense.mrr=0.6 (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(run=cmd_eval)
 
-    p = commands.add_parser("overlap", parents=[common], help="find skills whose descriptions are too alike")
-    p.add_argument("--top", type=int, default=20, help="pairs to report (default 20)")
+    p = commands.add_parser("overlap", help="find skills whose descriptions are too alike")
+    add_library_options(p)
+    add_router_options(p)
+    p.add_argument("--top", type=positive_int("top"), default=20, help="pairs to report (default 20)")
     p.add_argument("--queries", metavar="FILE", help="labelled requests: also report pairs that steal each "
                                                      "other's requests")
     p.add_argument("--json", metavar="FILE", help="write JSON (schema skill-router.overlap/1); '-' for stdout")
     p.add_argument("--markdown", metavar="FILE", help="write Markdown")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with a heatmap")
-    p.add_argument("--fail-above", type=float, metavar="SCORE", help="exit 1 when a pair scores above SCORE")
+    p.add_argument("--fail-above", type=_score, metavar="SCORE", help="exit 1 when a pair scores above SCORE")
     p.set_defaults(run=cmd_overlap)
 
-    p = commands.add_parser("tune", parents=[common], help="fit fusion weights and the abstention threshold")
+    p = commands.add_parser("tune", help="fit fusion weights and the abstention threshold")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("--queries", action="append", required=True, metavar="FILE",
                    help="labelled dev requests (rows with gold [] tune the abstention threshold; repeatable)")
     p.add_argument("--held-out", action="append", metavar="FILE", help="labelled requests to report on, never "
                                                                         "tuned on (repeatable)")
     p.add_argument("--examples-from-queries", action="store_true",
                    help="use the dev requests as examples of their skills (cross-validated)")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
-    p.add_argument("--objective", default="mrr", choices=("mrr", "hit@1", "recall@5"))
-    p.add_argument("--output", "-o", default="skill-router.json", metavar="FILE",
-                   help="config file to write (default skill-router.json)")
+    p.add_argument("--folds", type=_folds, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--seed", type=_seed, default=0, help="fold assignment seed (default 0)")
+    p.add_argument("--objective", default="mrr", choices=("mrr", "hit@1", "recall@5"),
+                   help="the dev metric the weights and threshold maximise (default mrr)")
+    p.add_argument("--output", "-o", default=DEFAULT_CONFIG_FILE, metavar="FILE",
+                   help=f"config file to write (default {DEFAULT_CONFIG_FILE})")
     p.set_defaults(run=cmd_tune)
 
 
@@ -186,6 +228,7 @@ def cmd_eval(args: Any) -> int:
     unknown = [n for n in names if n not in RETRIEVERS]
     if unknown or not names:
         raise ConfigError(f"unknown retriever(s) {', '.join(unknown) or '(none)'}: choose from {', '.join(RETRIEVERS)}")
+    _check_eval_options(args, names)
     router = make_router(args, route_above=0)
     requests = _requests(router, args.queries)
     if args.examples:
@@ -223,6 +266,40 @@ def cmd_eval(args: Any) -> int:
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _check_eval_options(args: Any, names: Sequence[str]) -> None:
+    """Refuse malformed --compare pairs and --fail-under gates before any work starts."""
+    evaluated = list(names)
+    if args.examples and "default" in evaluated and "default-no-examples" not in evaluated:
+        evaluated.append("default-no-examples")
+    for pair in args.compare or ():
+        a, sep, b = pair.partition(":")
+        if not sep or not a or not b:
+            raise ConfigError(f"--compare {pair!r} must read A:B with two retriever names, e.g. bm25:default")
+        missing = [n for n in (a, b) if n not in evaluated]
+        if missing:
+            raise ConfigError(f"--compare {pair!r}: {', '.join(missing)} is not evaluated; compare two of "
+                              f"{', '.join(evaluated)} (see --retrievers)")
+        if a == b:
+            raise ConfigError(f"--compare {pair!r} compares a retriever with itself: name two different ones")
+    for gate in args.fail_under or ():
+        left, sep, raw = gate.partition("=")
+        if not sep or not left.strip() or not raw.strip():
+            raise ConfigError(f"--fail-under gate {gate!r} must read METRIC=VALUE or RETRIEVER.METRIC=VALUE, e.g. "
+                              "recall@5=0.8")
+        retriever, dot, _ = left.strip().rpartition(".")
+        if dot and retriever not in evaluated:
+            raise ConfigError(f"--fail-under gate {gate!r}: unknown retriever {retriever!r}; evaluated: "
+                              f"{', '.join(evaluated)}")
+        try:
+            bar = float(raw)
+        except ValueError:
+            raise ConfigError(f"--fail-under gate {gate!r}: {raw.strip()!r} is not a number; write a fraction such "
+                              "as 0.8") from None
+        if not 0.0 <= bar <= 1.0:
+            raise ConfigError(f"--fail-under gate {gate!r}: metrics are fractions in [0, 1], got {raw.strip()} "
+                              "(write 0.8, not 80)")
 
 
 def _stderr_console() -> Any:
@@ -295,6 +372,7 @@ def _lenient(skill: Any) -> str:
 def cmd_tune(args: Any) -> int:
     from router.tune import tune
 
+    check_writable(args.output)  # before the run, not after it
     router = make_router(args, route_above=0)
     requests = _requests(router, args.queries)
     held_out = _requests(router, args.held_out) if args.held_out else []

@@ -2,43 +2,58 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import Any
 
-from router.cli.common import make_router, print_json, read_query, report_notes, roots
+from router.cli.common import (add_library_options, add_router_options, json_text, k_help, make_router,
+                               positive_int, print_json, read_query, report_notes, roots, terminal_text,
+                               write_exact)
 from router.errors import CatalogError, ConfigError, SkillToolError
 
+#: Skills per request that ``route --queries`` writes when no -k is given.
+QUERIES_K = 10
 
-def register(commands: Any, common: Any) -> None:
-    p = commands.add_parser("list", parents=[common], help="list the skills the profile finds")
+
+def register(commands: Any) -> None:
+    p = commands.add_parser("list", help="list the skills the profile finds")
+    add_library_options(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_list)
 
-    p = commands.add_parser("prompt", parents=[common], help="print the catalogue block the harness would see")
+    p = commands.add_parser("prompt", help="print the catalogue block the harness would see")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("query", nargs="?", help="route this request first ('-' reads stdin); omit for the whole library")
-    p.add_argument("-k", type=int, help="skills to show (default 5)")
+    p.add_argument("-k", type=positive_int("k"), help=k_help("skills to show"))
     p.add_argument("--pin", action="append", metavar="NAME", help="always show this skill (repeatable)")
     p.add_argument("--exclude", action="append", metavar="NAME", help="never show this skill (repeatable)")
     p.add_argument("--json", action="store_true", help="print the block, the skills shown and the tool as JSON")
     p.set_defaults(run=cmd_prompt)
 
-    p = commands.add_parser("use", parents=[common], help="print what the skill tool returns for NAME")
+    p = commands.add_parser("use", help="print what the skill tool returns for NAME")
+    add_library_options(p)
     p.add_argument("name", help="the skill name, exactly as registered")
     p.set_defaults(run=cmd_use)
 
-    p = commands.add_parser("lint", parents=[common], help="check SKILL.md files; exit 1 on errors")
+    p = commands.add_parser("lint", help="check SKILL.md files against the specification and every harness; exit "
+                                         "1 on errors")
+    add_library_options(p, catalog=False, profile=False)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_lint)
 
-    p = commands.add_parser("index", parents=[common], help="build or refresh the persistent index")
+    p = commands.add_parser("index", help="build or refresh the persistent index")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_index)
 
-    p = commands.add_parser("route", parents=[common], help="rank the skills for a request")
+    p = commands.add_parser("route", help="rank the skills for a request")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("query", nargs="?", help="the request ('-' reads stdin)")
-    p.add_argument("-k", type=int, help="how many skills (default 5)")
+    p.add_argument("-k", type=positive_int("k"),
+                   help=k_help("how many skills") + f"; {QUERIES_K} per request with --queries")
     p.add_argument("--queries", metavar="FILE", help='route a JSONL of {"id","query"} rows; one JSON line each')
     p.add_argument("--pin", action="append", metavar="NAME",
                    help="always return this skill, after the k routed ones (repeatable)")
@@ -46,7 +61,9 @@ def register(commands: Any, common: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_route)
 
-    p = commands.add_parser("learn", parents=[common], help="add labelled requests as examples of their skills")
+    p = commands.add_parser("learn", help="add labelled requests as examples of their skills")
+    add_library_options(p)
+    add_router_options(p)
     p.add_argument("--queries", required=True, metavar="FILE", help='JSONL of {"id","query","gold":[...]} rows')
     p.set_defaults(run=cmd_learn)
 
@@ -64,9 +81,14 @@ def _library(args: Any):
         return SkillRegistry(load_catalog(args.catalog)), profile
     registry = SkillRegistry.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
+    if found is not None and args.confine:
+        from router.confine import confine
+
+        found = confine(found, roots(args))
+        registry = SkillRegistry(found.skills, discovery=found)
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
-            print(f"{profile.name}: {line}", file=sys.stderr)
+            print(f"{profile.name}: {terminal_text(line)}", file=sys.stderr)
     return registry, profile
 
 
@@ -85,7 +107,9 @@ def cmd_list(args: Any) -> int:
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for row in rows:
-        table.add_row(escape(row["name"]), escape(row["description"]))
+        # Control characters would act on the terminal (clear it, move the cursor): show them escaped.
+        table.add_row(escape(terminal_text(row["name"])), escape(terminal_text(row["description"],
+                                                                               keep_newlines=True)))
     Console().print(table)
     return 0
 
@@ -108,7 +132,7 @@ def cmd_prompt(args: Any) -> int:
         print_json({"block": block, "shown": [s.name for s in shown],
                     "tool": tool.openai() if tool else None})
     else:
-        sys.stdout.write(block)
+        write_exact(block)
     return 0
 
 
@@ -119,9 +143,9 @@ def cmd_use(args: Any) -> int:
     try:
         result = profile.call_tool(registry, {key: args.name}, spec.name if spec else None)
     except SkillToolError as exc:
-        print(str(exc), file=sys.stderr)
+        print(terminal_text(str(exc)), file=sys.stderr)
         return 1
-    sys.stdout.write(result)
+    write_exact(result)
     return 0
 
 
@@ -130,15 +154,13 @@ def cmd_lint(args: Any) -> int:
 
     from router.registry import check_roots
 
-    if args.catalog:
-        raise ConfigError("lint checks SKILL.md folders: use --skills")
     check_roots(roots(args))
     report = lint(roots(args))
     if args.json:
         print_json(report.to_json())
     else:
         for finding in report.findings:
-            print(finding)
+            print(terminal_text(str(finding)))
         print(report.summary())
     return 1 if report.errors else 0
 
@@ -178,7 +200,7 @@ def cmd_route(args: Any) -> int:
     from rich.table import Table
 
     signals = list(matches[0].scores) if matches else []
-    table = Table(title=escape(f"top {len(matches)} for: {query.strip()[:80]}"))
+    table = Table(title=escape(terminal_text(f"top {len(matches)} for: {query.strip()[:80]}")))
     table.add_column("rank", justify="right")
     table.add_column("skill", style="bold")
     table.add_column("fused", justify="right")
@@ -186,7 +208,7 @@ def cmd_route(args: Any) -> int:
         table.add_column(f"{name} (rank)", justify="right")
     for m in matches:
         flag = " (named)" if m.reason == "named" else ""
-        table.add_row(str(m.rank), escape(m.name + flag), f"{m.score:.3f}",
+        table.add_row(str(m.rank), escape(terminal_text(m.name + flag)), f"{m.score:.3f}",
                       *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals])
     Console().print(table)
     return 0
@@ -194,7 +216,7 @@ def cmd_route(args: Any) -> int:
 
 def _route_file(router: Any, args: Any) -> int:
     rows = _read_rows(args.queries)
-    k = args.k or 10
+    k = args.k if args.k is not None else QUERIES_K
     texts = [row["query"] for row in rows]
     per_signal = router.score_many(texts)
     from router.routing import fuse
@@ -205,7 +227,7 @@ def _route_file(router: Any, args: Any) -> int:
         fused = fuse(signals, router.config.weights, router.config.fusion, router.config.rrf_k, order)
         matches = router.rank_scores(row["query"], fused, signals, k)
         line = {"id": row["id"], "ranking": [{"id": m.id, "score": round(m.score, 6)} for m in matches]}
-        sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(line, indent=None) + "\n")
     report_notes(router.notes)
     return 0
 
@@ -213,9 +235,10 @@ def _route_file(router: Any, args: Any) -> int:
 def _read_rows(path: str) -> list[dict[str, Any]]:
     from router.catalog import parse_jsonl
 
+    from router.files import read_text
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_text(path)
     except OSError as exc:
         raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
