@@ -131,7 +131,7 @@ class RouterConfig:
         values.pop("tuning", None)
         try:
             return cls(**values)
-        except TypeError as exc:
+        except (TypeError, ConfigError) as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str], extra: Mapping[str, Any] | None = None) -> None:

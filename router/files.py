@@ -27,10 +27,6 @@ class FileTooLargeError(OSError):
     """The file is larger than the cap of its kind."""
 
 
-def _size(limit: int) -> str:
-    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
-
-
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit`` of them.
 
@@ -54,7 +50,8 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) 
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            raise FileTooLargeError(errno.EFBIG, f"file is larger than the {_size(limit)} limit", path)
+            # Lower case and in bytes: the Go harnesses' messages lower-case the OS's reason.
+            raise FileTooLargeError(errno.EFBIG, f"file is larger than the limit of {limit} bytes", path)
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands)
     evaluate.register(commands)
+    parser.set_defaults(commands=commands.choices)
     return parser
 
 
@@ -38,7 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from router.cli.common import error_line
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command's own parser, so the message says which command refused them
+        args.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s: %(message)s")
     try:
         return int(args.run(args) or 0)

@@ -27,7 +27,7 @@ import yaml
 
 from router.errors import SkillToolError
 from router.files import FileTooLargeError, NotRegularFileError
-from router.frontmatter import compose
+from router.frontmatter import compose, yaml_error_text
 from router.gotext import go_os_error, go_quote, go_trim_space
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
@@ -68,14 +68,19 @@ def decode_fields(front: str) -> dict[str, str]:
     Scalars keep their source text (``true`` stays ``true``, ``0x1F`` stays ``0x1F``) and null is ``""``;
     a sequence or mapping where a string is expected, a repeated key, or any syntax error gives zero values.
     """
+    return decode_fields_with_reason(front)[0]
+
+
+def decode_fields_with_reason(front: str) -> tuple[dict[str, str], str]:
+    """:func:`decode_fields`, and why the decoder gave zero values ('' when it did not)."""
     try:
         root = compose(front)
-    except yaml.YAMLError:
-        return {}
+    except yaml.YAMLError as exc:
+        return {}, f"frontmatter is not valid YAML ({yaml_error_text(exc)})"
     if root is None:
-        return {}
+        return {}, ""
     if not isinstance(root, yaml.MappingNode):
-        return {}
+        return {}, "frontmatter is not a YAML mapping"
     seen: set[str] = set()
     fields: dict[str, str] = {}
     for key_node, value_node in root.value:
@@ -83,15 +88,15 @@ def decode_fields(front: str) -> dict[str, str]:
             continue
         key = key_node.value
         if key in seen:
-            return {}
+            return {}, f"frontmatter repeats the key {go_quote(key)}"
         seen.add(key)
         if key not in ("name", "description"):
             continue
         if not isinstance(value_node, yaml.ScalarNode):
-            return {}
+            return {}, f"frontmatter {key} is not a string"
         null = value_node.tag == "tag:yaml.org,2002:null" and value_node.style is None
         fields[key] = "" if null else value_node.value
-    return fields
+    return fields, ""
 
 
 class GenkitProfile(Profile):
@@ -135,23 +140,32 @@ class GenkitProfile(Profile):
                     continue
                 except OSError:
                     continue
-                found[entry] = self.parse(path, raw, entry)
+                skill, reason = self._parse(path, raw, entry)
+                if reason:
+                    # The middleware decodes to zero values without a word; a user should hear why the skill
+                    # shows the placeholder.
+                    warnings.append(f"{path}: {reason}; genkit reads no name or description from it")
+                found[entry] = skill
         skills = tuple(found[name] for name in sorted(found, key=os.fsencode))
         return Discovery(skills=skills, warnings=tuple(warnings))
 
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
+        return self._parse(path, raw, folder_name)[0]
+
+    def _parse(self, path: str, raw: bytes, folder_name: str) -> tuple[Skill, str]:
         # The middleware's YAML library (goccy/go-yaml) scans the text as runes, so invalid UTF-8 becomes U+FFFD
         # rather than a parse error.
         front, body = split_frontmatter(decode_lossy(raw))
-        fields = decode_fields(front) if front is not None else {}
+        fields, reason = decode_fields_with_reason(front) if front is not None else ({}, "")
         description = go_trim_space(fields.get("description", ""))
-        return Skill(
+        skill = Skill(
             name=folder_name,
             description=description or PLACEHOLDER,
             path=path,
             body=body,
             metadata={"frontmatter_name": fields.get("name", "")},
         )
+        return skill, reason
 
     def render(self, skills: Sequence[Skill]) -> str:
         if not skills:
