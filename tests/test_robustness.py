@@ -151,11 +151,11 @@ def test_r05_broken_model_folder_is_one_model_error(tmp_path: Path, capsys) -> N
 
 # -- 7: error messages are capped --------------------------------------------------------------------------------
 def test_r07_alias_bomb_in_labels_gives_a_short_message_fast(tmp_path: Path) -> None:
-    lines = ["- &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines = ["- id: q1", "  query: hello", "  anchors:", "    - &a0 [x, x, x, x, x, x, x, x, x]"]
     for level in range(1, 8):
         refs = ", ".join([f"*a{level - 1}"] * 9)
-        lines.append(f"- &a{level} [{refs}]")
-    lines.append("- {id: q1, query: hello, gold: *a7}")
+        lines.append(f"    - &a{level} [{refs}]")
+    lines.append("  gold: *a7")  # a list of lists: not a list of skill ids
     labels = tmp_path / "bomb.yaml"
     labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert labels.stat().st_size < 2000
