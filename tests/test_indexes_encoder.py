@@ -22,7 +22,7 @@ def encoder() -> Encoder:
 def test_import_indexes_leaves_heavy_modules_unloaded() -> None:
     code = (
         "import sys, indexes\n"
-        "from indexes import BM25Index, DenseIndex, Encoder, rrf\n"
+        "from indexes import BM25Index, DenseIndex, Encoder, fuse_score_arrays\n"
         "Encoder()\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'faiss') if m in sys.modules))\n"
     )
