@@ -224,8 +224,7 @@ def run_one(n: int, threads: int) -> dict[str, Any]:
         _, refresh_s = timed(router.build)
         refresh_embedded = router.embedded_count
 
-        signals, config = router.signals, router.config
-        weights = dict(config.weights)
+        signals = router.signals
         parts: dict[str, list[float]] = {"encode": [], "bm25": [], "dense": [], "fuse": [], "rank": [],
                                          "fuse+rank": [], "hybrid": []}
         top_agree = 0

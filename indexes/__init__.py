@@ -31,7 +31,7 @@ _HOMES = {
 
 # Cheap (no numpy), and binding the function here keeps ``indexes.tokenize`` the function even after the
 # submodule of the same name is imported.
-from indexes.tokenize import tokenize
+from indexes.tokenize import tokenize  # noqa: E402
 
 if TYPE_CHECKING:
     from indexes.base import Hit, IndexLoadError, ModelLoadError

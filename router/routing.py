@@ -223,7 +223,7 @@ class Router:
 
             encoder = Encoder(self._config.model)
             try:
-                encoder.dim  # known without loading for the bundled model; loads any other one now
+                _ = encoder.dim  # known without loading for the bundled model; loads any other one now
             except ModelLoadError as exc:
                 raise ModelError(str(exc)) from None
             self._encoder = encoder

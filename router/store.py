@@ -7,9 +7,9 @@ Two parts:
   that skill's text.
 - :class:`IndexFolder`: the folder on disk. Layout (``FORMAT`` 2)::
 
-      manifest.json        format, package version, the library it was built for, model id and dimension, parameters, per-skill content
-                           hashes, the signature the built indexes were made from, the generation folder, and the
-                           sha256 of every file in it
+      manifest.json        format, package version, the library it was built for, model id and dimension,
+                           parameters, per-skill content hashes, the signature the built indexes were made
+                           from, the generation folder, and the sha256 of every file in it
       gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/ and dense/ (built indexes)
       learned-examples.jsonl   examples added by ``skill-router learn`` (append-only, see router.learned)
 

@@ -143,7 +143,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
                "examples": best["examples"] if has_examples else router.config.weights["examples"]}
 
-    summary = {name: best[name] for name in OBJECTIVES}
+    summary: dict[str, float] = {name: best[name] for name in OBJECTIVES}
     default = dev.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
     summary.update({f"default_{name}": value for name, value in default.items()})
     threshold = None
@@ -156,15 +156,15 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
 
     held = None
     if held_out:
-        test = _Scored.build(router, held_out)
+        scored_test = _Scored.build(router, held_out)
         if examples_from_requests:
             rows, owners = _example_pairs(dev, gold_rows.tolist())
-            base = test.signals.get("examples", test.signals["dense"])
-            test.with_examples(example_scores(test.vectors, dev.vectors[rows], owners, base))
-        held = test.metrics(config.fusion, config.weights, config.rrf_k) if test.gold_count else {}
-        test_gold = [bool(r.gold) for r in held_out]
-        if threshold is not None and not all(test_gold):
-            held.update(_abstention(test.confidence(), test_gold, threshold))
+            base = scored_test.signals.get("examples", scored_test.signals["dense"])
+            scored_test.with_examples(example_scores(scored_test.vectors, dev.vectors[rows], owners, base))
+        held = scored_test.metrics(config.fusion, config.weights, config.rrf_k) if scored_test.gold_count else {}
+        gold_flags = [bool(r.gold) for r in held_out]
+        if threshold is not None and not all(gold_flags):
+            held.update(_abstention(scored_test.confidence(), gold_flags, threshold))
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
                       objective=objective)  # type: ignore[arg-type]
 

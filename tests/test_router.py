@@ -330,3 +330,15 @@ def test_bulk_evaluation_ranks_exactly_as_the_router(bundled: Router, tmp_path: 
     for request in requests:
         live = bundled.rank(list(request.messages) if request.messages else request.query, 5)
         assert [pair[0] for pair in retrieve(request)] == [m.id for m in live]
+
+
+def test_lone_surrogates_are_routed_as_replacement_characters(bundled: Router, capsys) -> None:
+    from router.cli import main
+
+    cleaned = bundled.rank("caf\ufffd rain tomorrow in Lyon", 3)
+    assert bundled.rank("caf\udce9 rain tomorrow in Lyon", 3) == cleaned
+    assert bundled.rank([{"role": "user", "content": "caf\ud83d rain tomorrow in Lyon"}], 3) == cleaned
+    status = main(["route", "caf\udce9 rain tomorrow in Lyon", "--skills", str(BUNDLED), "--profile", "genkit",
+                   "--index-dir", bundled.index_folder, "--json", "-k", "3"])
+    assert status == 0
+    assert [row["id"] for row in json.loads(capsys.readouterr().out)] == [m.id for m in cleaned]

@@ -11,7 +11,6 @@ import pytest
 from router.errors import SkillToolError
 from router.library import discover
 from router.profiles import get_profile
-from router.registry import SkillRegistry
 
 GENKIT = get_profile("genkit")
 UNREAL = get_profile("unreal")

@@ -23,13 +23,13 @@ from indexes.fusion import fuse_score_arrays, ranking
 from router.evaluation.labels import Request
 
 if TYPE_CHECKING:
-    from router.routing import Router
+    from router.routing import Query, Router
 
 RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
 Ranked = list[tuple[str, float]]
 
 
-def routed_query(request: Request) -> object:
+def routed_query(request: Request) -> "Query":
     """What the router routes for a labelled request: its conversation when it has one, else its query."""
     return list(request.messages) if request.messages else request.query
 
