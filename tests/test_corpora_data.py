@@ -37,3 +37,12 @@ def test_rows_and_gold_paths():
     assert sum(r["kind"] == "multi" for r in rows) >= check.MINIMUM["multi"]
     assert sum(r["kind"] == "none" for r in rows) >= check.MINIMUM["none"]
     assert sum(r["lang"] != "en" for r in rows) >= check.MINIMUM["non-English"]
+
+
+def test_split_does_not_depend_on_gold_or_order():
+    split = load("split_corpora")
+    rows = split.read([split.DEV, split.TEST])
+    dev, _ = split.split(rows)
+    changed = [dict(r, gold=list(reversed(r["gold"])) + (["x/y"] if r["gold"] else [])) for r in reversed(rows)]
+    dev2, _ = split.split(changed)
+    assert [r["id"] for r in dev] == [r["id"] for r in dev2]

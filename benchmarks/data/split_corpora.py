@@ -4,12 +4,13 @@
     python3 benchmarks/data/split_corpora.py --check         # exit 1 if the files are not what the split gives
     python3 benchmarks/data/split_corpora.py --from all.jsonl  # split a new set of rows
 
-The split depends only on the rows, not on the order they are read in: rows are pooled and sorted by id, grouped
-into strata by (kind, lang), and each stratum is shuffled with random.Random(12) (one generator, strata taken in
-sorted order). Inside a stratum the shuffled rows are ordered by the corpus folders of their gold (stable, so the
-order within a folder stays random) and dealt alternately to dev and test, starting with the file that so far has
-fewer rows of that language, then of that kind, then in all (dev on a tie). Every stratum and every folder within it is therefore split as evenly as its size
-allows, and the union of the two files re-splits to the same two files. Plain Python; no routing is involved.
+The split depends only on the ids, kinds and languages of the rows, not on their gold or the order they are read
+in: rows are pooled and sorted by id, grouped into strata by (kind, lang), and each stratum is shuffled with
+random.Random(12) (one generator, strata taken in sorted order) and dealt alternately to dev and test, starting
+with the file that so far has fewer rows of that language, then of that kind, then in all (dev on a tie). Every
+stratum is therefore split as evenly as its size allows, correcting a gold list (without changing the row's kind)
+never moves the row to the other file, and the union of the two files re-splits to the same two files. Plain
+Python; no routing is involved.
 """
 
 from __future__ import annotations
@@ -35,10 +36,6 @@ def read(paths: list[Path]) -> list[dict]:
     return rows
 
 
-def folders(row: dict) -> tuple[str, ...]:
-    return tuple(sorted({g.split("/", 1)[0] for g in row["gold"]})) or ("none",)
-
-
 def split(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     rows = sorted(rows, key=lambda r: r["id"])
     ids = [r["id"] for r in rows]
@@ -53,7 +50,6 @@ def split(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     for key in sorted(strata):
         group = strata[key]
         rng.shuffle(group)
-        group.sort(key=folders)
         kind, lang = key
         sides = (dev, test)
         turn = min((0, 1), key=lambda i: (sum(r["lang"] == lang for r in sides[i]),
