@@ -505,7 +505,8 @@ def main() -> int:
     report = {"command": "python benchmarks/fuzz.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
               "seed": args.seed, "profiles": list(profile_names()), "cases": total, "cases_by_target": ctx.cases,
               "command_runs": ctx.cli_runs, "seconds": round(elapsed, 1), "seconds_by_target": seconds,
-              "refusals": dict(REFUSALS.most_common()), "command_exit_codes": {str(k): v for k, v in sorted(EXITS.items())},
+              "refusals": dict(REFUSALS.most_common()),
+              "command_exit_codes": {str(k): v for k, v in sorted(EXITS.items())},
               "uncaught": len(failures), "failures": failures}
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -56,10 +56,12 @@ def _offline() -> Iterator[None]:
         return
     saved = {name: os.environ.get(name) for name in _OFFLINE_ENV}
     os.environ.update(dict.fromkeys(_OFFLINE_ENV, "1"))
-    constants = None
+    constants: Any = None
+    before = None
     try:
-        import huggingface_hub.constants as constants
+        import huggingface_hub.constants
 
+        constants = huggingface_hub.constants
         before = constants.HF_HUB_OFFLINE
         constants.HF_HUB_OFFLINE = True
     except (ImportError, AttributeError):

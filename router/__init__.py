@@ -6,6 +6,16 @@ Two lines::
     router = Router.from_skills("skills", profile="genkit")
     print(router.render("review my Go code"))
 
+The public surface:
+
+- :class:`Router` (``router.routing``): ``from_skills`` / ``from_catalog`` build one; ``route`` / ``route_many``
+  say what a catalogue shows (a :class:`Routing`), ``rank`` / ``rank_many`` give the ranked :class:`Match` list,
+  ``score_many`` and ``fuse`` the scores underneath; ``render``, ``inject``, ``tool`` and ``call_tool`` speak the
+  harness's own format; ``with_config`` and ``with_examples`` return a changed copy.
+- :class:`RouterConfig`: every routing parameter, one frozen value (``skill-router tune`` writes it).
+- :class:`Skill` and :class:`SkillRegistry`: the skills a profile found, by name.
+- :class:`SkillRouterError`: the base of every error a user can cause (``router.errors`` draws the hierarchy).
+
 Importing this package does not import torch, sentence-transformers or faiss; they load when a dense index is
 first needed.
 """
@@ -24,15 +34,20 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 
-__all__ = ["Router", "Skill", "SkillRegistry", "SkillRouterError", "__version__"]
+__all__ = ["Match", "Router", "RouterConfig", "Routing", "Skill", "SkillRegistry", "SkillRouterError", "__version__"]
 
 if TYPE_CHECKING:
+    from router.config import RouterConfig
+    from router.ranking import Match, Routing
     from router.routing import Router
+
+_LAZY = {"Router": "router.routing", "Match": "router.ranking", "Routing": "router.ranking",
+         "RouterConfig": "router.config"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Router":
-        from router.routing import Router
+    if name in _LAZY:
+        import importlib
 
-        return Router
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'router' has no attribute {name!r}")

@@ -109,7 +109,8 @@ class RouterConfig:
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
-            raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {brief(self.model)}")
+            raise ConfigError(f"model must be a model path or name, or null for the bundled model, got "
+                              f"{brief(self.model)}")
 
     def with_(self, **changes: Any) -> "RouterConfig":
         """A copy with some parameters changed (None values are ignored)."""

@@ -14,7 +14,9 @@ import os
 from dataclasses import replace
 from typing import Iterator, Sequence
 
+from router.library import Library
 from router.profiles.base import Discovery
+from router.registry import SkillRegistry
 
 #: Most entries of one skill folder lint looks at for symlinks (a skill folder holds a handful of files).
 MAX_SCANNED_ENTRIES = 10_000
@@ -73,3 +75,17 @@ def escaping_links(folder: str, roots: Sequence[str]) -> Iterator[tuple[str, str
                 if target is not None:
                     yield path, target
         dirs.sort()
+
+
+def confine_library(library: Library, roots: Sequence[str | os.PathLike[str]]) -> Library:
+    """``library`` without the skills :func:`confine` refuses; each refusal becomes a note."""
+    discovery = library.registry.discovery
+    if discovery is None:
+        return library
+    kept = confine(discovery, roots)
+    if kept is discovery:
+        return library
+    paths = {skill.path for skill in kept.skills}
+    registry = SkillRegistry([s for s in library.registry if s.path in paths], discovery=kept)
+    refused = kept.errors[len(discovery.errors):]
+    return replace(library, registry=registry, notes=library.notes + refused)

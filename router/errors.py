@@ -14,7 +14,9 @@ reason is reported (``Router.notes``).
     ├── SkillToolError        a skill-tool call the harness fails (the profile decides which errors fail)
     ├── PathEscapeError       a strict path resolution that leaves the skill folder
     ├── MessageError          chat messages that are not in the OpenAI or Anthropic shape
-    └── ModelError            an embedding model that cannot be loaded offline
+    ├── ModelError            an embedding model that cannot be loaded offline
+    └── IndexSaveError        ``skill-router index`` could not write the index folder (routing carries on from
+                              memory elsewhere, with a note)
 
 Messages quote user values through :func:`brief`, so that a value built to be huge (YAML aliases nested seven
 deep expand to hundreds of megabytes when printed) never makes a huge message.
@@ -84,3 +86,7 @@ class MessageError(SkillRouterError, ValueError):
 
 class ModelError(SkillRouterError):
     """The embedding model cannot be loaded (offline, missing files, wrong name)."""
+
+
+class IndexSaveError(SkillRouterError, OSError):
+    """The index folder cannot be written (not a folder, read-only, or locked for too long)."""

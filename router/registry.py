@@ -1,6 +1,6 @@
 """The skill registry: the skills a harness can load by name, in registration order.
 
-Built by discovery (:meth:`SkillRegistry.discover`), from a JSONL catalogue, or by hand, and changed at run time.
+Built from what a profile discovered (:func:`router.library.discover`), from a JSONL catalogue, or by hand.
 Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
 refused. Lookups are exact and case-sensitive. The skill tool loads any registered skill, whether or not a router
 showed it in the catalogue.
@@ -8,22 +8,12 @@ showed it in the catalogue.
 
 from __future__ import annotations
 
-import os
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
-from router.errors import RegistryError, SkillNotFoundError, SkillsFolderError
+from router.errors import RegistryError, SkillNotFoundError
 from router.gotext import go_quote
-from router.profiles import Discovery, Profile, get_profile
+from router.profiles.base import Discovery
 from router.skill import Skill
-
-
-def check_roots(roots: Sequence[str | os.PathLike[str]]) -> None:
-    """Raise :class:`SkillsFolderError` naming the first root that is not an existing folder."""
-    for root in roots:
-        if not os.path.isdir(root):
-            what = "is not a folder" if os.path.exists(root) else "does not exist"
-            raise SkillsFolderError(f"skills folder '{os.fspath(root)}' {what}: pass --skills with a folder that "
-                                    "holds one sub-folder per skill")
 
 
 class SkillRegistry:
@@ -37,20 +27,6 @@ class SkillRegistry:
         for skill in skills:
             self.register(skill)
 
-    @classmethod
-    def discover(cls, roots: Sequence[str | os.PathLike[str]] | None = None, profile: str | Profile = "agentskills",
-                 *, require_roots: bool = False) -> "SkillRegistry":
-        """Discover skills under ``roots`` with ``profile``'s rules.
-
-        With ``require_roots`` a root that is not an existing folder raises :class:`SkillsFolderError` (what a
-        command-line user wants); otherwise the profile's own behaviour applies (skip, with a warning).
-        """
-        profile = get_profile(profile)
-        if require_roots and roots is not None:
-            check_roots(roots)
-        found = profile.discover(roots)
-        return cls(found.skills, discovery=found)
-
     def register(self, skill: Skill) -> None:
         """Add a skill; refuses a path or name that is already registered."""
         if skill.path and skill.path in self._paths:
@@ -61,15 +37,6 @@ class SkillRegistry:
         self._snapshot = None
         if skill.path:
             self._paths.add(skill.path)
-
-    def unregister(self, name: str) -> Skill:
-        """Remove and return the skill called ``name``."""
-        skill = self._by_name.pop(name, None)
-        if skill is None:
-            raise SkillNotFoundError(self._unknown(name))
-        self._snapshot = None
-        self._paths.discard(skill.path)
-        return skill
 
     def find(self, name: str) -> Skill | None:
         """The skill called exactly ``name``, or None."""

@@ -76,7 +76,6 @@ def _cases() -> list[tuple[str, str, Case]]:
         cases.append((command, kind, (command, argv)))
 
     for command in COMMANDS:
-        good_queries = ["--queries", "{good}"] if command in ("learn", "eval", "tune") else []
         add(command, "unknown option", lambda f, c=command: [c, "--nope", *_needs(c), "--skills", str(f["skills"])])
         add(command, "missing skills folder", lambda f, c=command: [c, *_needs(c), "--skills", str(f["missing"]),
                                                                      *_queries(c, "{good}")])

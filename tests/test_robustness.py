@@ -25,7 +25,7 @@ from router.files import MAX_SKILL_FILE_BYTES, FileTooLargeError, NotRegularFile
 from router.frontmatter import MAX_YAML_DEPTH, YAMLNestingError, safe_load
 from router.paths import resolve_skill_path
 from router.profiles import get_profile
-from router.registry import SkillRegistry
+from router.library import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP = "x: " + "[" * 600 + "]" * 600  # about 1 KB of frontmatter that PyYAML composes recursively
@@ -102,6 +102,7 @@ def test_r01_deep_frontmatter_leaves_the_rest_of_the_library(tmp_path: Path, cap
     assert status == 1 and f"{bad}: error: Invalid YAML in frontmatter: YAML nested deeper than" in out
 
 
+@pytest.mark.model
 def test_r01_deep_frontmatter_routes(tmp_path: Path, capsys) -> None:
     skills = small_library(tmp_path / "skills")
     write_skill(skills, "deep", f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
@@ -140,6 +141,7 @@ def _broken_models(tmp_path: Path) -> list[Path]:
     return [shape, garbage]
 
 
+@pytest.mark.model
 def test_r05_broken_model_folder_is_one_model_error(tmp_path: Path, capsys) -> None:
     skills = small_library(tmp_path / "skills")
     for model in _broken_models(tmp_path):
@@ -314,6 +316,7 @@ def test_r20_api_misuse_raises_errors_that_name_the_problem(tmp_path: Path) -> N
 
 
 # -- 21: no network unless asked ----------------------------------------------------------------------------------
+@pytest.mark.model
 def test_r21_hub_names_fail_fast_even_with_hf_hub_offline_0(tmp_path: Path) -> None:
     skills = small_library(tmp_path / "skills")
     start = time.perf_counter()
@@ -351,5 +354,4 @@ def test_r22_symlinks_leaving_the_roots(tmp_path: Path, capsys) -> None:
     status, out, _ = run(capsys, "prompt", "hello", "--config", str(config), "--profile", "genkit", "--skills",
                          str(skills))
     assert status == 0 and "leak" not in out and "alpha" in out
-    registry = SkillRegistry.discover([skills], "genkit")
-    assert "leak" in registry  # the registry itself is unchanged
+    assert "leak" in discover([skills], "genkit")  # discovery itself is unchanged

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Sequence
 
@@ -18,7 +19,6 @@ from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from router import __version__
     from router.cli import evaluate, library
     from router.cli.common import OneLineParser
 
@@ -26,13 +26,35 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skill-router",
         description="Route a request to the few agent skills that matter, rendered exactly as the harness does.",
     )
-    parser.add_argument("--version", action="version", version=f"skill-router {__version__}")
+    parser.add_argument("--version", action=_Version, help="print the version and where the packages live, and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what discovery skips")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands)
     evaluate.register(commands)
     parser.set_defaults(commands=commands.choices)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version`` printed as one unwrapped line (argparse's own wraps long install paths at the terminal width)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
+                 option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """The version and where the ``router`` and ``indexes`` packages were imported from: both are generic names, so
+    another installed distribution could shadow them."""
+    import indexes
+    import router
+
+    return (f"skill-router {router.__version__} (router: {os.path.dirname(os.path.abspath(router.__file__ or ''))}, "
+            f"indexes: {os.path.dirname(os.path.abspath(indexes.__file__ or ''))})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 from router.cli.common import (add_library_options, add_router_options, json_text, k_help, make_router,
                                positive_int, print_json, read_query, report_notes, roots, terminal_text,
                                write_exact)
-from router.errors import CatalogError, ConfigError, SkillToolError
+from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
 QUERIES_K = 10
@@ -70,22 +70,21 @@ def register(commands: Any) -> None:
 
 def _library(args: Any):
     """The registry alone (no indexing): what list, use and an unrouted prompt need."""
-    from router.catalog import load_catalog
-    from router.profiles import get_profile
-    from router.registry import SkillRegistry
+    from router import library
 
-    profile = get_profile(args.profile)
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        return SkillRegistry(load_catalog(args.catalog)), profile
-    registry = SkillRegistry.discover(roots(args), profile, require_roots=True)
+        loaded = library.from_catalog(args.catalog, args.profile)
+        return loaded.registry, loaded.profile
+    profile = library.get_profile(args.profile)
+    registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None and args.confine:
         from router.confine import confine
 
         found = confine(found, roots(args))
-        registry = SkillRegistry(found.skills, discovery=found)
+        registry = library.SkillRegistry(found.skills, discovery=found)
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
             print(f"{profile.name}: {terminal_text(line)}", file=sys.stderr)
@@ -152,7 +151,7 @@ def cmd_use(args: Any) -> int:
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
 
-    from router.registry import check_roots
+    from router.library import check_roots
 
     check_roots(roots(args))
     report = lint(roots(args))
@@ -171,6 +170,9 @@ def cmd_index(args: Any) -> int:
     router.build(progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - start
     report_notes(router.notes)
+    if router.saved is False:
+        raise IndexSaveError(f"the index could not be saved to {router.index_folder}: choose a writable folder "
+                             "with --index-dir")
     summary = {"skills": len(router.skills), "embedded": router.embedded_count, "index": router.index_folder,
                "model": router.encoder.model_id, "seconds": round(elapsed, 3)}
     if args.json:
@@ -217,15 +219,8 @@ def cmd_route(args: Any) -> int:
 def _route_file(router: Any, args: Any) -> int:
     rows = _read_rows(args.queries)
     k = args.k if args.k is not None else QUERIES_K
-    texts = [row["query"] for row in rows]
-    per_signal = router.score_many(texts)
-    from router.routing import fuse
-
-    order = router._order()
-    for i, row in enumerate(rows):
-        signals = {name: values[i] for name, values in per_signal.items()}
-        fused = fuse(signals, router.config.weights, router.config.fusion, router.config.rrf_k, order)
-        matches = router.rank_scores(row["query"], fused, signals, k)
+    ranked = router.rank_many([row["query"] for row in rows], k)
+    for row, matches in zip(rows, ranked):
         line = {"id": row["id"], "ranking": [{"id": m.id, "score": round(m.score, 6)} for m in matches]}
         sys.stdout.write(json_text(line, indent=None) + "\n")
     report_notes(router.notes)
@@ -269,8 +264,7 @@ def cmd_learn(args: Any) -> int:
     for key, queries in examples.items():
         by_id.setdefault(ids[key], []).extend(queries)
     added = append_learned(router.index_folder, by_id)
-    router.learn(by_id)
-    router.build(progress=sys.stderr.isatty())
+    router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
     report_notes(router.notes)
     print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
     return 0

@@ -193,7 +193,8 @@ class AgentSkillsProfile(Profile):
             },
         )
 
-    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
+                  call_name: str | None = None) -> str:
         try:
             args = tool_arguments(arguments)
         except ValueError as exc:

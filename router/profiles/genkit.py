@@ -109,7 +109,7 @@ class GenkitProfile(Profile):
         configured = roots is not None
         warnings: list[str] = []
         found: dict[str, Skill] = {}
-        for root in (roots if configured else self.default_roots):
+        for root in (roots if roots is not None else self.default_roots):
             root = os.path.abspath(os.fspath(root))
             try:
                 names = sorted_entries(root)
@@ -189,7 +189,8 @@ class GenkitProfile(Profile):
             },
         )
 
-    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
+                  call_name: str | None = None) -> str:
         try:
             args = tool_arguments(arguments)
         except ValueError as exc:

@@ -123,7 +123,7 @@ class UnrealProfile(Profile):
     @staticmethod
     def _glob(root: str) -> list[str]:
         """``filepath.Glob(root + "/*/SKILL.md")``: sorted, dot folders and symlinked folders included."""
-        matches = []
+        matches: list[str] = []
         try:
             entries = sorted_entries(root)
         except OSError:
@@ -169,7 +169,8 @@ class UnrealProfile(Profile):
             },
         )
 
-    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
+                  call_name: str | None = None) -> str:
         if call_name and call_name != TOOL_NAME:  # the harness checks only a non-empty call name
             return f"skill-use call name {go_quote(call_name)} does not match static tool {go_quote(TOOL_NAME)}"
         if isinstance(arguments, str) or arguments is None:
