@@ -54,7 +54,7 @@ from router.registry import SkillRegistry
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
 from router.store import IndexFolder, default_index_folder, library_key
-from router.texts import index_text
+from router.texts import body_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -212,7 +212,11 @@ class Router:
 
     def index_texts(self) -> list[str]:
         """The text indexed for each skill, in skill order."""
-        return [index_text(s, body=self._config.body, body_tokens=self._config.body_tokens) for s in self.skills]
+        return [index_text(s) for s in self.skills]
+
+    def body_texts(self) -> list[str]:
+        """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
+        return [body_text(s.body, self._config.body, self._config.body_tokens) for s in self.skills]
 
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
@@ -248,7 +252,8 @@ class Router:
         parameters = {"profile": self._profile.name, "body": self._config.body,
                       "body_tokens": self._config.body_tokens}
         self._signals, report = build_signals(
-            self.skills, self.index_texts(), model_id=self.encoder.model_id, dim=self.encoder.dim,
+            self.skills, self.index_texts(), body_texts=self.body_texts(), model_id=self.encoder.model_id,
+            dim=self.encoder.dim,
             encode=lambda texts: self.encode(texts, batch_size=64, progress=progress), folder=folder,
             parameters=parameters, persist=persist)
         self._report(report)
