@@ -232,6 +232,27 @@ def test_over_budget_names_stay_and_the_least_used_lose_descriptions_inferred():
         "</system-reminder>")
 
 
+def test_skill_overrides(tmp_path):
+    for name in ("normal", "terse", "manual", "gone"):
+        skill_md(tmp_path / "skills" / name, name, f"About {name}")
+    profile = ClaudeCodeProfile(char_budget=10**6, overrides={"terse": "name-only", "manual": "user-invocable-only",
+                                                                "gone": "off", "normal": "on"})
+    found = profile.discover([tmp_path / "skills"]).skills
+    assert [s.name for s in found] == ["manual", "normal", "terse"]
+    assert profile.render(found) == ("<system-reminder>\nThe following skills are available for use with the Skill "
+                                     "tool:\n\n- normal: About normal\n- terse\n</system-reminder>")
+    with pytest.raises(SkillToolError, match="^Skill manual cannot be used with Skill tool"):
+        profile.call_tool(SkillRegistry(found), {"skill": "manual"})
+
+
+def test_unknown_skill_override_value_is_refused():
+    from router.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="^skillOverrides: 'hidden' is not a valid Override; use one of on, "
+                                          "name-only, user-invocable-only, off$"):
+        ClaudeCodeProfile(overrides={"x": "hidden"})
+
+
 # --- tool -----------------------------------------------------------------------------------------------------
 
 

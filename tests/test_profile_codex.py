@@ -490,6 +490,14 @@ def test_hook_context_uses_codex_line_format():
     assert get_profile("codex").hook_context([]) == ""
 
 
+def test_hook_context_keeps_five_skills_codex_would_invoke():
+    quiet = Skill("quiet", "Hidden", "/q/SKILL.md", metadata={"allow_implicit_invocation": False})
+    skills = [quiet] + [make(f"s{i}", description=f"Skill {i}") for i in range(7)]
+    assert get_profile("codex").hook_context(skills) == (
+        "Skills most relevant to this request (skill-router):\n"
+        + "\n".join(f"- s{i}: Skill {i} (file: /tmp/s{i}/SKILL.md)" for i in range(5)))
+
+
 def test_restrict_config_disables_every_other_skill_by_path():
     keep, drop1, drop2 = make("keep"), make("drop", path='/x/"q"/SKILL.md'), make("other")
     assert get_profile("codex").restrict_config([keep, drop1, drop2], [keep]) == (

@@ -18,7 +18,8 @@ Rules (harness-profiles.md, "claude-code"; [docs] official documentation, [CL] c
 - Listing [inferred]: a user-side ``<system-reminder>`` naming the Skill tool, one ``- name: description``
   line each in discovery order; each description cut at 1,536 characters; over the budget (1% of the context
   window, at 4 characters a token [inferred]) the names stay and the least-used skills lose their
-  descriptions (with no usage known, the last listed first [inferred]).
+  descriptions (with no usage known, the last listed first [inferred]). ``skillOverrides`` [docs]: ``on``,
+  ``name-only`` (listed without a description), ``user-invocable-only`` (not listed), ``off`` (not loaded).
 - Tool ``Skill`` with input ``{"skill": name}`` [source]; the result is the skill's base directory and body
   [inferred].
 """
@@ -34,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from router.errors import SkillToolError
+from router.errors import ConfigError, SkillToolError
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, ToolSpec, decode_lossy, read_skill_file,
                                   sorted_entries, tool_arguments)
 from router.skill import Skill
@@ -53,6 +54,16 @@ SHORTLIST_MAX_DESCRIPTION = 250
 SHORTLIST_MAX_CHARS = 2000
 
 _FENCE = re.compile(r"\A---[ \t]*\n(.*?)\n?---[ \t]*(?:\n|\Z)", re.S)
+
+
+class Override(str, enum.Enum):
+    """A ``skillOverrides`` value [docs]: listed normally, listed by name only, hidden from the model (the user can
+    still type ``/name``), or turned off."""
+
+    ON = "on"
+    NAME_ONLY = "name-only"
+    USER_INVOCABLE_ONLY = "user-invocable-only"
+    OFF = "off"
 
 
 class Scope(str, enum.Enum):
@@ -143,6 +154,8 @@ class ClaudeCodeProfile(Profile):
         otherwise 1% of ``context_window`` tokens at 4 characters a token.
     usage:
         Times each skill was used; the least used lose their descriptions first.
+    overrides:
+        The ``skillOverrides`` setting: skill name to ``on``, ``name-only``, ``user-invocable-only`` or ``off``.
     """
 
     name = "claude-code"
@@ -153,7 +166,7 @@ class ClaudeCodeProfile(Profile):
                  managed: str | os.PathLike[str] | None = None, add_dirs: Sequence[str | os.PathLike[str]] = (),
                  plugins: Sequence[str | os.PathLike[str]] = (), include_nested: bool = False,
                  context_window: int = DEFAULT_CONTEXT_WINDOW, char_budget: int | None = None,
-                 usage: Mapping[str, int] | None = None) -> None:
+                 usage: Mapping[str, int] | None = None, overrides: Mapping[str, str] | None = None) -> None:
         self.cwd = cwd
         self.home = home
         self.managed = managed
@@ -163,6 +176,11 @@ class ClaudeCodeProfile(Profile):
         self.context_window = context_window
         self.char_budget = char_budget
         self.usage = dict(usage or {})
+        try:
+            self.overrides = {name: Override(value) for name, value in (overrides or {}).items()}
+        except ValueError as exc:
+            raise ConfigError(f"skillOverrides: {exc}; use one of on, name-only, user-invocable-only, off") \
+                from None
 
     # discovery
 
@@ -226,7 +244,8 @@ class ClaudeCodeProfile(Profile):
                                 kind="command" if source.commands else "skill")
                 skills[name] = Skill(name=name, description=skill.description, path=path, body=skill.body,
                                      metadata=metadata)
-        return Discovery(skills=tuple(skills.values()), warnings=tuple(warnings))
+        kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
+        return Discovery(skills=kept, warnings=tuple(warnings))
 
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
         front, body = split_frontmatter(decode_lossy(raw))
@@ -259,14 +278,20 @@ class ClaudeCodeProfile(Profile):
         return int(self.context_window * BUDGET_FRACTION * CHARS_PER_TOKEN)
 
     def listed(self, skills: Sequence[Skill]) -> list[Skill]:
-        """The skills the model is told about: every one but ``disable-model-invocation``."""
-        return [s for s in skills if not s.metadata.get("disable_model_invocation")]
+        """The skills the model is told about: every one but ``disable-model-invocation`` and those overridden
+        ``user-invocable-only`` or ``off``."""
+        return [s for s in skills if self.model_invocable(s)]
+
+    def model_invocable(self, skill: Skill) -> bool:
+        hidden = (Override.USER_INVOCABLE_ONLY, Override.OFF)
+        return not skill.metadata.get("disable_model_invocation") and self.overrides.get(skill.name) not in hidden
 
     def entries(self, skills: Sequence[Skill], budget: int | None = None) -> list[tuple[str, str]]:
         """(name, description shown) per listed skill: descriptions cut at 1,536 characters, then removed from
         the least used skills (the last listed first among equals) until the lines fit ``budget``."""
         budget = self.budget_chars() if budget is None else budget
-        rows = [(s.name, listed_description(s)) for s in self.listed(skills)]
+        rows = [(s.name, "" if self.overrides.get(s.name) is Override.NAME_ONLY else listed_description(s))
+                for s in self.listed(skills)]
         total = sum(len(_line(n, d)) + 1 for n, d in rows)
         order = sorted(range(len(rows)), key=lambda i: (self.usage.get(rows[i][0], 0), -i))
         for index in order:
@@ -308,7 +333,7 @@ class ClaudeCodeProfile(Profile):
         skill = registry.find(name)
         if skill is None:
             raise SkillToolError(f"Unknown skill: {name}")
-        if skill.metadata.get("disable_model_invocation"):
+        if not self.model_invocable(skill):
             raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to "
                                  "disable-model-invocation")
         try:

@@ -37,7 +37,7 @@ import yaml
 
 from router.errors import SkillToolError
 from router.profiles.base import SKILL_FILE, Discovery, Profile, ToolSpec, sorted_entries, tool_arguments
-from router.profiles.claude_code import SHORTLIST_HEADER
+from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
 from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listed_path,
                                            prompt_order, scope_of)
 from router.skill import Skill
@@ -528,12 +528,13 @@ class CodexProfile(Profile):
     # what the router adds
 
     def hook_context(self, skills: Sequence[Skill]) -> str:
-        """The routed shortlist as ``UserPromptSubmit`` additional context, in Codex's own line format (best
-        first, full descriptions, canonical paths); '' for no skills."""
-        if not skills:
+        """The routed shortlist as ``UserPromptSubmit`` additional context, in Codex's own line format: at most 5
+        skills, best first, full descriptions, canonical paths, none that Codex would not invoke implicitly
+        (``allow_implicit_invocation: false``); '' for none."""
+        shown = [s for s in skills if s.metadata.get("allow_implicit_invocation", True)][:SHORTLIST_MAX_SKILLS]
+        if not shown:
             return ""
-        lines = [entry_line(s.name, s.description, listed_path(s.path)) for s in skills]
-        return "\n".join([SHORTLIST_HEADER, *lines])
+        return "\n".join([SHORTLIST_HEADER, *(entry_line(s.name, s.description, listed_path(s.path)) for s in shown)])
 
     def restrict_config(self, skills: Sequence[Skill], keep: Sequence[Skill]) -> str:
         """``[[skills.config]]`` entries that disable every skill in ``skills`` but the ones in ``keep``.
