@@ -349,6 +349,18 @@ def test_same_names_are_all_kept_in_path_order(tmp_path):
     assert found.errors == ()
 
 
+def test_same_names_get_distinct_ids_so_the_registry_keeps_both(tmp_path):
+    root = tmp_path / "root"
+    skill_md(root / "a-copy", "twin", "First")
+    skill_md(root / "b-copy", "twin", "Second")
+    skill_md(root / "c-copy", "twin", "Third")
+    registry = SkillRegistry.discover([root], "codex")
+    assert [(s.id, s.name, s.description) for s in registry] == [
+        ("twin", "twin", "First"), ("twin#2", "twin", "Second"), ("twin#3", "twin", "Third")]
+    assert registry.find("twin").description == "First"
+    assert get_profile("codex").render(list(registry)).count("\n- twin: ") == 3
+
+
 def test_plugin_roots_name_their_skills_plugin_colon_skill(tmp_path):
     skill_md(tmp_path / "plugin" / "skills" / "fmt", "fmt")
     profile = CodexProfile(cwd=tmp_path / "work", home=tmp_path / "home", codex_home=tmp_path / "codex-home",

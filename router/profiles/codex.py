@@ -26,6 +26,7 @@ Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -415,7 +416,7 @@ class CodexProfile(Profile):
         ordered = sorted(unique.values(), key=lambda s: (LOAD_RANK[scope_of(s)],
                                                          s.name.encode("utf-8", "surrogateescape"),
                                                          os.fsencode(s.path)))
-        return Discovery(skills=tuple(ordered), errors=tuple(errors), warnings=tuple(warnings))
+        return Discovery(skills=tuple(_distinct_ids(ordered)), errors=tuple(errors), warnings=tuple(warnings))
 
     def _scan(self, root: Root, index: int, skills: list[Skill], errors: list[str], warnings: list[str]) -> None:
         top = os.path.realpath(root.path)
@@ -548,6 +549,17 @@ class CodexProfile(Profile):
         header = (f"# skill-router: {len(kept)} routed skills stay enabled, {len(blocks)} disabled "
                   "(add to $CODEX_HOME/config.toml)\n")
         return header + "\n".join(blocks)
+
+
+def _distinct_ids(skills: Sequence[Skill]) -> list[Skill]:
+    """Codex lists every skill of a repeated name; rankings and the registry tell them apart by id: the first in
+    discovery order keeps the name, the next ones are ``name#2``, ``name#3``, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for skill in skills:
+        count = seen[skill.name] = seen.get(skill.name, 0) + 1
+        out.append(skill if count == 1 else dataclasses.replace(skill, id=f"{skill.name}#{count}"))
+    return out
 
 
 def _toml_string(value: str) -> str:
