@@ -385,7 +385,7 @@ class CodexProfile(Profile):
             return cwd
         folder = cwd
         while True:
-            if any(os.path.lexists(os.path.join(folder, marker)) for marker in self.project_root_markers):
+            if any(os.path.exists(os.path.join(folder, marker)) for marker in self.project_root_markers):
                 return folder
             parent = os.path.dirname(folder)
             if parent == folder:
