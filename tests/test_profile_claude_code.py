@@ -170,8 +170,12 @@ def test_when_to_use_is_appended_inferred(tmp_path):
 
 
 def test_bad_yaml_loads_the_body_with_empty_metadata(tmp_path):
-    skill = one(tmp_path, "---\nname: x\ndescription: Use when: a colon breaks YAML\n---\nThe body says it.\n")
-    assert (skill.name, skill.description) == ("my-skill", "The body says it.")
+    path = write(tmp_path / "skills" / "my-skill" / "SKILL.md",
+                 "---\nname: x\ndescription: Use when: a colon breaks YAML\n---\nThe body says it.\n")
+    found = CLAUDE.discover([tmp_path / "skills"])
+    assert [(s.name, s.description) for s in found.skills] == [("my-skill", "The body says it.")]
+    assert found.warnings == (f"{path}: frontmatter is not YAML, so Claude Code loads the body with empty metadata "
+                              "(mapping values are not allowed here at line 2, column 22)",)
 
 
 def test_no_length_limits_at_load(tmp_path):

@@ -240,6 +240,9 @@ class ClaudeCodeProfile(Profile):
                 if name in skills:
                     warnings.append(f"skipping {path}: '{name}' is already defined by {skills[name].path}")
                     continue
+                if skill.metadata.get("invalid_frontmatter"):
+                    warnings.append(f"{path}: frontmatter is not YAML, so Claude Code loads the body with empty "
+                                    f"metadata ({skill.metadata['invalid_frontmatter']})")
                 metadata = dict(skill.metadata, scope=source.scope.value,
                                 kind="command" if source.commands else "skill")
                 skills[name] = Skill(name=name, description=skill.description, path=path, body=skill.body,
@@ -250,11 +253,13 @@ class ClaudeCodeProfile(Profile):
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
         front, body = split_frontmatter(decode_lossy(raw))
         data: dict[str, Any] = {}
+        invalid = ""
         if front is not None:
             try:
                 loaded = yaml.safe_load(front)
-            except yaml.YAMLError:
-                loaded = None  # bad YAML: the body with empty metadata
+            except yaml.YAMLError as exc:
+                loaded = {}  # bad YAML: the body with empty metadata
+                invalid = _yaml_problem(exc)
             if isinstance(loaded, dict):
                 data = {str(k): v for k, v in loaded.items()}
         name = _text(data.get("name")) or folder_name
@@ -264,6 +269,8 @@ class ClaudeCodeProfile(Profile):
             description = f"{description} - {when}" if description else when
         extra = {k: v for k, v in data.items() if k not in ("name", "description")}
         extra["disable_model_invocation"] = _flag(data.get("disable-model-invocation"))
+        if invalid:
+            extra["invalid_frontmatter"] = invalid
         return Skill(name=name, description=description, path=path, body=body, metadata=extra)
 
     # catalogue
@@ -361,6 +368,12 @@ class ClaudeCodeProfile(Profile):
         names = ", ".join(json.dumps(s.name, ensure_ascii=False) for s in keep)
         return ("# skill-router: Claude Agent SDK option listing only the routed skills\n"
                 f"ClaudeAgentOptions(skills=[{names}])\n")
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "invalid YAML"
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else problem
 
 
 def _line(name: str, description: str) -> str:
