@@ -530,3 +530,37 @@ def test_roots_given_as_root_objects_keep_their_scope(tmp_path):
                                            Root(str(tmp_path / "sys"), Scope.SYSTEM)])
     assert [s.name for s in found.skills] == ["u", "s"]
     assert get_profile("codex").listing(found.skills).included == ("s", "u")
+
+
+def test_user_config_rules_disable_skills_in_order(tmp_path):
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)
+    for name in ("keep", "by-path", "by-name", "re-enabled"):
+        skill_md(repo / ".agents" / "skills" / name, name)
+    write(tmp_path / "codex-home" / "config.toml",
+          "[[skills.config]]\n"
+          f'path = "{repo / ".agents" / "skills" / "by-path" / "SKILL.md"}"\n'
+          "enabled = false\n\n"
+          "[[skills.config]]\nname = \"by-name\"\nenabled = false\n\n"
+          "[[skills.config]]\nname = \"re-enabled\"\nenabled = false\n\n"
+          "[[skills.config]]\nname = \"re-enabled\"\nenabled = true\n\n"
+          "[[skills.config]]\nname = \"x\"\npath = \"/x\"\nenabled = false\n")
+    profile = isolated(tmp_path, repo)
+    found = profile.discover()
+    assert [s.name for s in found.skills] == ["by-name", "by-path", "keep", "re-enabled"]
+    assert found.warnings == ("ignoring skills.config entry with both path and name selectors",)
+    assert profile.listing(found.skills).included == ("keep", "re-enabled")
+    from router.profiles.codex import mentioned
+    assert mentioned("$by-name and $keep", found.skills) == [found.skills[2]]
+
+
+def test_emitted_config_round_trips_through_codex_rules(tmp_path):
+    repo = tmp_path / "work"
+    (repo / ".git").mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        skill_md(repo / ".agents" / "skills" / name, name)
+    profile = isolated(tmp_path, repo)
+    skills = profile.discover().skills
+    write(tmp_path / "codex-home" / "config.toml", profile.restrict_config(skills, [skills[1]]))
+    assert profile.listing(profile.discover().skills).included == ("b",)
+

@@ -21,6 +21,9 @@ Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or
 - Catalogue: one ``<skills_instructions>`` developer message ordered System, Admin, Repo, User, name, path,
   each entry ``- name: description (file: path)``, under a budget (2% of the context window in approximate
   tokens, else 8,000 characters) with Codex's trimming and its messages (:mod:`router.profiles.codex_listing`).
+- Not listed: a skill whose ``agents/openai.yaml`` sets ``policy.allow_implicit_invocation: false``, and one that
+  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning)
+  disable; those rules are read from ``$CODEX_HOME/config.toml`` when Codex's own roots are scanned.
 - No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`).
 """
 
@@ -30,6 +33,7 @@ import dataclasses
 import json
 import os
 import re
+import tomllib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -39,7 +43,8 @@ import yaml
 from router.errors import SkillToolError
 from router.profiles.base import SKILL_FILE, Discovery, Profile, ToolSpec, sorted_entries, tool_arguments
 from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
-from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listed_path,
+from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listable,
+                                           listed_path,
                                            prompt_order, scope_of)
 from router.skill import Skill
 
@@ -257,9 +262,10 @@ def _linked_mention(data: bytes, start: int) -> tuple[bytes, bytes, int] | None:
 
 def mentioned(text: str, skills: Sequence[Skill]) -> list[Skill]:
     """The skills a user message names, in ``skills`` order: linked paths first, then ``$name`` mentions of a
-    name that exactly one skill has (``collect_explicit_skill_mentions``)."""
+    name that exactly one enabled skill has (``collect_explicit_skill_mentions``)."""
     names, paths = extract_mentions(text)
     paths = {p.removeprefix("skill://") for p in paths}
+    skills = [s for s in skills if s.metadata.get("enabled", True)]  # a disabled skill cannot be mentioned
     counts: dict[str, int] = {}
     for skill in skills:
         counts[skill.name] = counts.get(skill.name, 0) + 1
@@ -356,9 +362,8 @@ class CodexProfile(Profile):
     def harness_roots(self) -> list[Root]:
         """The roots Codex scans, in its order (missing ones included; the scan skips them)."""
         cwd = os.path.abspath(os.fspath(self.cwd) if self.cwd is not None else os.getcwd())
-        home = os.path.abspath(os.path.expanduser(os.fspath(self.home) if self.home is not None else "~"))
-        codex_home = self.codex_home if self.codex_home is not None else os.environ.get("CODEX_HOME")
-        codex_home = os.path.abspath(os.fspath(codex_home)) if codex_home else os.path.join(home, ".codex")
+        home = self._home()
+        codex_home = self._codex_home()
         project = self.project_root(cwd)
         between = _dirs_between(project, cwd)
         # Project config layers: each folder's .codex between the project root and cwd, nearest first; the
@@ -374,6 +379,13 @@ class CodexProfile(Profile):
         roots += [Root(os.path.join(d, ".agents", "skills"), Scope.REPO) for d in between
                   if os.path.isdir(os.path.join(d, ".agents", "skills"))]
         return roots
+
+    def _home(self) -> str:
+        return os.path.abspath(os.path.expanduser(os.fspath(self.home) if self.home is not None else "~"))
+
+    def _codex_home(self) -> str:
+        codex_home = self.codex_home if self.codex_home is not None else os.environ.get("CODEX_HOME")
+        return os.path.abspath(os.fspath(codex_home)) if codex_home else os.path.join(self._home(), ".codex")
 
     def harness_folders(self) -> list[str]:
         """The roots Codex would scan that exist (what ``lint`` checks when no folder is given)."""
@@ -393,11 +405,16 @@ class CodexProfile(Profile):
             folder = parent
 
     def discover(self, roots: Sequence[str | os.PathLike[str]] | None = None) -> Discovery:
-        if roots is None:
-            plan = self.harness_roots()
-        else:
-            plan = [Root(os.path.abspath(os.fspath(r)), Scope.USER) for r in roots]
-        return self.discover_roots(plan)
+        """Codex's own roots, with the user config's ``[[skills.config]]`` rules applied (``roots=None``), or the
+        given folders as extra User roots (no config read)."""
+        if roots is not None:
+            return self.discover_roots([Root(os.path.abspath(os.fspath(r)), Scope.USER) for r in roots])
+        found = self.discover_roots(self.harness_roots())
+        rules, warnings = read_config_rules(os.path.join(self._codex_home(), "config.toml"))
+        disabled = disabled_paths(found.skills, rules)
+        skills = tuple(dataclasses.replace(s, metadata={**s.metadata, "enabled": False}) if s.path in disabled else s
+                       for s in found.skills)
+        return Discovery(skills=skills, errors=found.errors, warnings=found.warnings + tuple(warnings))
 
     def discover_roots(self, roots: Sequence[Root]) -> Discovery:
         """Scan these roots in order (``load_skills_from_roots``)."""
@@ -531,8 +548,8 @@ class CodexProfile(Profile):
     def hook_context(self, skills: Sequence[Skill]) -> str:
         """The routed shortlist as ``UserPromptSubmit`` additional context, in Codex's own line format: at most 5
         skills, best first, full descriptions, canonical paths, none that Codex would not invoke implicitly
-        (``allow_implicit_invocation: false``); '' for none."""
-        shown = [s for s in skills if s.metadata.get("allow_implicit_invocation", True)][:SHORTLIST_MAX_SKILLS]
+        (``allow_implicit_invocation: false``) or that the user config disables; '' for none."""
+        shown = [s for s in skills if listable(s)][:SHORTLIST_MAX_SKILLS]
         if not shown:
             return ""
         return "\n".join([SHORTLIST_HEADER, *(entry_line(s.name, s.description, listed_path(s.path)) for s in shown)])
@@ -549,6 +566,56 @@ class CodexProfile(Profile):
         header = (f"# skill-router: {len(kept)} routed skills stay enabled, {len(blocks)} disabled "
                   "(add to $CODEX_HOME/config.toml)\n")
         return header + "\n".join(blocks)
+
+
+def read_config_rules(path: str) -> tuple[list[tuple[str, str, bool]], list[str]]:
+    """The ``[[skills.config]]`` rules of a Codex config file as (selector kind, value, enabled), in file order,
+    a later rule for the same selector replacing an earlier one; plus the warnings Codex logs. A missing file has
+    no rules."""
+    try:
+        with open(path, "rb") as handle:
+            config = tomllib.load(handle)
+    except FileNotFoundError:
+        return [], []
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return [], [f"invalid skills config: {exc}"]
+    entries = config.get("skills", {}).get("config", []) if isinstance(config.get("skills"), dict) else []
+    rules: list[tuple[str, str, bool]] = []
+    warnings: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        path_value, name_value = entry.get("path"), entry.get("name")
+        if path_value is not None and name_value is not None:
+            warnings.append("ignoring skills.config entry with both path and name selectors")
+            continue
+        if path_value is None and name_value is None:
+            warnings.append("ignoring skills.config entry without a path or name selector")
+            continue
+        if path_value is not None:
+            selector = ("path", os.path.realpath(str(path_value)))
+        else:
+            name = str(name_value).strip()
+            if not name:
+                warnings.append("ignoring empty skills.config name override")
+                continue
+            selector = ("name", name)
+        rules = [rule for rule in rules if rule[:2] != selector]
+        rules.append((*selector, entry.get("enabled", True) is not False))
+    return rules, warnings
+
+
+def disabled_paths(skills: Sequence[Skill], rules: Sequence[tuple[str, str, bool]]) -> set[str]:
+    """The skill paths the rules leave disabled, applied in order (``resolve_disabled_skill_paths``)."""
+    disabled: set[str] = set()
+    for kind, value, enabled in rules:
+        paths = [value] if kind == "path" else [s.path for s in skills if s.name == value]
+        for path in paths:
+            if enabled:
+                disabled.discard(path)
+            else:
+                disabled.add(path)
+    return disabled
 
 
 def _distinct_ids(skills: Sequence[Skill]) -> list[Skill]:

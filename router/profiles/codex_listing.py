@@ -249,6 +249,12 @@ def _warning(fitted: _Lines, total: int, budget: Budget) -> str | None:
     return None
 
 
+def listable(skill: Skill) -> bool:
+    """Codex lists a skill unless its ``agents/openai.yaml`` forbids implicit invocation or the user config
+    disables it."""
+    return skill.metadata.get("allow_implicit_invocation", True) and skill.metadata.get("enabled", True)
+
+
 def prompt_order(skills: Iterable[Skill]) -> list[Skill]:
     """The listing order: System, Admin, Repo, User, then name, then path (byte order)."""
     return sorted(skills, key=lambda s: (_PROMPT_RANK[scope_of(s)], s.name.encode("utf-8", "surrogateescape"),
@@ -266,21 +272,21 @@ def listed_path(path: str) -> str:
 def build_listing(skills: Sequence[Skill], budget: Budget) -> Listing:
     """The ``<skills_instructions>`` message for these skills under ``budget``, as Codex renders it.
 
-    Skills marked ``allow_implicit_invocation: false`` are left out. When lines are cut, a form with the paths
-    written against a ``### Skill roots`` alias table is tried and kept when it fits more skills, cuts fewer
-    description characters, or costs less.
+    Skills marked ``allow_implicit_invocation: false`` or disabled by ``[[skills.config]]`` are left out. When
+    lines are cut, a form with the paths written against a ``### Skill roots`` alias table is tried and kept when
+    it fits more skills, cuts fewer description characters, or costs less.
     """
-    listable = prompt_order(s for s in skills if s.metadata.get("allow_implicit_invocation", True))
-    if not listable:
+    shown = prompt_order(s for s in skills if listable(s))
+    if not shown:
         return Listing("")
-    absolute = _fit([_Line(s.name, s.description, listed_path(s.path)) for s in listable], budget)
+    absolute = _fit([_Line(s.name, s.description, listed_path(s.path)) for s in shown], budget)
     chosen = absolute
     if absolute.omitted or absolute.truncated_chars:
-        aliased = _aliased(listable, budget)
+        aliased = _aliased(shown, budget)
         if aliased is not None and _better(aliased, absolute, budget):
             chosen = aliased
     text = "<skills_instructions>" + _body(chosen.root_lines, chosen.lines) + "</skills_instructions>"
-    return Listing(text, _warning(chosen, len(listable), budget), tuple(chosen.names), chosen.omitted,
+    return Listing(text, _warning(chosen, len(shown), budget), tuple(chosen.names), chosen.omitted,
                    chosen.truncated_chars, chosen.truncated_count, bool(chosen.root_lines))
 
 
@@ -288,9 +294,9 @@ def _table_cost(budget: Budget, root_lines: Sequence[str]) -> int:
     return budget.cost(_body(root_lines, [])) - budget.cost(_body([], []))
 
 
-def _aliased(listable: Sequence[Skill], budget: Budget) -> _Lines | None:
+def _aliased(shown: Sequence[Skill], budget: Budget) -> _Lines | None:
     roots: list[str] = []
-    for skill in sorted(listable, key=lambda s: s.metadata.get("root_index", 0)):
+    for skill in sorted(shown, key=lambda s: s.metadata.get("root_index", 0)):
         root = skill.metadata.get("root")
         if root and root not in roots:
             roots.append(root)
@@ -301,7 +307,7 @@ def _aliased(listable: Sequence[Skill], budget: Budget) -> _Lines | None:
     if table >= budget.limit:
         return None
     lines = []
-    for skill in listable:
+    for skill in shown:
         root = skill.metadata.get("root")
         path = listed_path(skill.path)
         if root and skill.path.startswith(root.rstrip(os.sep) + os.sep):
