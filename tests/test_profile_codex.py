@@ -13,7 +13,8 @@ import pytest
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
-from router.profiles.codex import Budget, CodexProfile, Root, Scope, build_listing
+from router.profiles.codex import (Budget, CodexProfile, Root, Scope, build_listing, extract_mentions, inject,
+                                   mentioned)
 from router.registry import SkillRegistry
 from router.skill import Skill
 
@@ -457,7 +458,7 @@ def library(tmp_path: Path) -> SkillRegistry:
     skill_md(root / "pdf", "pdf", "Read PDFs")
     skill_md(root / "one" / "twin", "twin", "First twin")
     skill_md(root / "two" / "twin", "twin", "Second twin")
-    return SkillRegistry(s for s in get_profile("codex").discover([root]).skills if s.description != "Second twin")
+    return SkillRegistry.discover([root], "codex")
 
 
 def test_no_skill_tool():
@@ -467,7 +468,7 @@ def test_no_skill_tool():
 def test_dollar_mention_injects_the_file_as_user_text(tmp_path):
     registry = library(tmp_path)
     pdf = registry.get("pdf")
-    items, warnings = __import__("router.profiles.codex", fromlist=["inject"]).inject("use $pdf now", list(registry))
+    items, warnings = inject("use $pdf now", list(registry))
     assert items == [f"<skill>\n<name>pdf</name>\n<path>{pdf.path}</path>\n---\nname: pdf\ndescription: Read PDFs\n"
                      "---\nBody\n\n</skill>"]
     assert warnings == []
@@ -475,8 +476,6 @@ def test_dollar_mention_injects_the_file_as_user_text(tmp_path):
 
 
 def test_mentions_skip_common_env_names_and_ambiguous_names(tmp_path):
-    from router.profiles.codex import extract_mentions, mentioned
-
     root = tmp_path / "root"
     skill_md(root / "path", "path")
     skill_md(root / "a" / "twin", "twin")
@@ -488,9 +487,20 @@ def test_mentions_skip_common_env_names_and_ambiguous_names(tmp_path):
     assert mentioned(f"[$twin]({second.path})", skills) == [second]
 
 
-def test_unknown_mention_injects_nothing(tmp_path):
+def test_unknown_or_ambiguous_mention_injects_nothing(tmp_path):
+    registry = library(tmp_path)
     with pytest.raises(SkillToolError, match=r"^\$nope names no single listed skill: Codex injects nothing$"):
-        get_profile("codex").call_tool(library(tmp_path), {"name": "nope"})
+        get_profile("codex").call_tool(registry, {"name": "nope"})
+    with pytest.raises(SkillToolError, match=r"^\$twin names no single listed skill: Codex injects nothing$"):
+        get_profile("codex").call_tool(registry, {"name": "twin"})
+
+
+def test_unreadable_mentioned_skill_gives_codex_warning(tmp_path):
+    registry = library(tmp_path)
+    pdf = registry.get("pdf")
+    os.remove(pdf.path)
+    assert inject("$pdf", list(registry)) == (
+        [], [f"Failed to load skill pdf at {pdf.path}: No such file or directory (os error 2)"])
 
 
 def test_hook_context_uses_codex_line_format():
@@ -550,7 +560,6 @@ def test_user_config_rules_disable_skills_in_order(tmp_path):
     assert [s.name for s in found.skills] == ["by-name", "by-path", "keep", "re-enabled"]
     assert found.warnings == ("ignoring skills.config entry with both path and name selectors",)
     assert profile.listing(found.skills).included == ("keep", "re-enabled")
-    from router.profiles.codex import mentioned
     assert mentioned("$by-name and $keep", found.skills) == [found.skills[2]]
 
 
