@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
@@ -320,3 +322,20 @@ def test_restrict_config_is_the_agent_sdk_skills_option():
     assert CLAUDE.restrict_config(keep + [Skill("other", "d", "/s/o/SKILL.md")], keep) == (
         "# skill-router: Claude Agent SDK option listing only the routed skills\n"
         'ClaudeAgentOptions(skills=["pdf", "toolkit:fmt"])\n')
+
+
+@settings(max_examples=200, deadline=None)
+@given(descriptions=st.lists(st.text(alphabet="ab é", max_size=50), min_size=1, max_size=8),
+       budget=st.integers(min_value=0, max_value=400))
+def test_descriptions_go_only_until_the_listing_fits(descriptions, budget):
+    skills = [Skill(f"s{i}", d, f"/s/{i}/SKILL.md") for i, d in enumerate(descriptions)]
+    entries = CLAUDE.entries(skills, budget)
+    assert [n for n, _ in entries] == [s.name for s in skills]
+    assert all(d in ("", s.description) for (_, d), s in zip(entries, skills))
+    size = sum(len(f"- {n}: {d}" if d else f"- {n}") + 1 for n, d in entries)
+    assert size <= budget or not any(d for _, d in entries)
+    # removal runs from the last listed skill up and stops once the lines fit: the last one removed (the
+    # earliest listed) would not fit back
+    removed = [i for i, ((_, d), s) in enumerate(zip(entries, skills)) if s.description and not d]
+    if removed:
+        assert size + len(skills[min(removed)].description) + 2 > budget

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
@@ -573,3 +575,17 @@ def test_emitted_config_round_trips_through_codex_rules(tmp_path):
     write(tmp_path / "codex-home" / "config.toml", profile.restrict_config(skills, [skills[1]]))
     assert profile.listing(profile.discover().skills).included == ("b",)
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(descriptions=st.lists(st.text(alphabet="abcé漢 ", min_size=1, max_size=40), min_size=1, max_size=8),
+       limit=st.integers(min_value=0, max_value=600), tokens=st.booleans())
+def test_listed_lines_never_exceed_the_budget_and_every_skill_is_accounted_for(descriptions, limit, tokens):
+    skills = [make(f"s{i}", description=d) for i, d in enumerate(descriptions)]
+    budget = Budget(limit, tokens)
+    listing = build_listing(skills, budget)
+    lines = listing.text.split("### Available skills\n", 1)[1].split("### How to use skills", 1)[0].splitlines()
+    assert sum(budget.cost(line + "\n") for line in lines) <= limit
+    assert len(listing.included) + listing.omitted == len(skills)
+    fits_whole = sum(budget.cost(f"- {s.name}: {s.description} (file: {s.path})\n") for s in skills) <= limit
+    assert (listing.truncated_chars == 0 and listing.omitted == 0) == fits_whole
