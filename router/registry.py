@@ -4,8 +4,8 @@ Built from what a profile discovered (:func:`router.library.discover`), from a J
 Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
 refused. Lookups are exact and case-sensitive. Skills are keyed by id, which is the name unless a profile keeps
 same-named skills apart (codex lists every one of them and gives the later ones ids ``name#2``, ...); a lookup by
-name then finds the first. The skill tool loads any registered skill, whether or not a router
-showed it in the catalogue.
+name then finds the first. The skill tool loads any registered skill, whether or not a router showed it in the
+catalogue.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from router.errors import SkillToolError
 from router.profiles import get_profile
 from router.profiles.claude_code import ClaudeCodeProfile
+from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
 
@@ -271,7 +272,7 @@ def test_skill_tool_takes_the_skill_name():
 
 def test_skill_tool_returns_the_base_directory_and_body_inferred(tmp_path):
     skill_md(tmp_path / "skills" / "pdf", "pdf", body="# PDF\n\nUse scripts/extract.py.\n")
-    registry = SkillRegistry.discover([tmp_path / "skills"], CLAUDE)
+    registry = discover([tmp_path / "skills"], CLAUDE)
     assert CLAUDE.call_tool(registry, {"skill": "pdf"}) == (
         f"Base directory for this skill: {tmp_path / 'skills' / 'pdf'}\n\n# PDF\n\nUse scripts/extract.py.")
     assert CLAUDE.call_tool(registry, '{"skill": "/pdf"}').startswith("Base directory for this skill: ")
@@ -279,7 +280,7 @@ def test_skill_tool_returns_the_base_directory_and_body_inferred(tmp_path):
 
 def test_skill_tool_errors_inferred(tmp_path):
     skill_md(tmp_path / "skills" / "manual", "manual", extra="disable-model-invocation: true\n")
-    registry = SkillRegistry.discover([tmp_path / "skills"], CLAUDE)
+    registry = discover([tmp_path / "skills"], CLAUDE)
     assert CLAUDE.tool_errors_fail is True
     with pytest.raises(SkillToolError, match="^Unknown skill: nope$"):
         CLAUDE.call_tool(registry, {"skill": "nope"})

@@ -17,22 +17,31 @@ from router.errors import SkillToolError
 from router.profiles import get_profile
 from router.profiles.codex import (Budget, CodexProfile, Root, Scope, build_listing, extract_mentions, inject,
                                    mentioned)
+from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
 
 INSTRUCTIONS_HEAD = """<skills_instructions>
 ## Skills
-A skill is a set of local instructions to follow that is stored in a `SKILL.md` file. Below is the list of skills that can be used. Each entry includes a name, description, and file path so you can open the source for full instructions when using a specific skill.
+A skill is a set of local instructions to follow that is stored in a `SKILL.md` file. Below is the list of skills \
+that can be used. Each entry includes a name, description, and file path so you can open the source for full \
+instructions when using a specific skill.
 ### Available skills
 """
 INSTRUCTIONS_TAIL = """### How to use skills
-- Discovery: The list above is the skills available in this session (name + description + file path). Skill bodies live on disk at the listed paths.
-- Trigger rules: If the user names a skill (with `$SkillName` or plain text) OR the task clearly matches a skill's description shown above, you must use that skill for that turn. Multiple mentions mean use them all. Do not carry skills across turns unless re-mentioned.
-- Missing/blocked: If a named skill isn't in the list or the path can't be read, say so briefly and continue with the best fallback.
+- Discovery: The list above is the skills available in this session (name + description + file path). Skill bodies \
+live on disk at the listed paths.
+- Trigger rules: If the user names a skill (with `$SkillName` or plain text) OR the task clearly matches a skill's \
+description shown above, you must use that skill for that turn. Multiple mentions mean use them all. Do not carry \
+skills across turns unless re-mentioned.
+- Missing/blocked: If a named skill isn't in the list or the path can't be read, say so briefly and continue with \
+the best fallback.
 - How to use a skill (progressive disclosure):
   1) After deciding to use a skill, open its `SKILL.md`. Read only enough to follow the workflow.
-  2) When `SKILL.md` references relative paths (e.g., `scripts/foo.py`), resolve them relative to the skill directory listed above first, and only consider other paths if needed.
-  3) If `SKILL.md` points to extra folders such as `references/`, load only the specific files needed for the request; don't bulk-load everything.
+  2) When `SKILL.md` references relative paths (e.g., `scripts/foo.py`), resolve them relative to the skill \
+directory listed above first, and only consider other paths if needed.
+  3) If `SKILL.md` points to extra folders such as `references/`, load only the specific files needed for the \
+request; don't bulk-load everything.
   4) If `scripts/` exist, prefer running or patching them instead of retyping large code blocks.
   5) If `assets/` or templates exist, reuse them instead of recreating from scratch.
 - Coordination and sequencing:
@@ -41,8 +50,10 @@ INSTRUCTIONS_TAIL = """### How to use skills
 - Context hygiene:
   - Keep context small: summarize long sections instead of pasting them; only load extra files when needed.
   - Avoid deep reference-chasing: prefer opening only files directly linked from `SKILL.md` unless you're blocked.
-  - When variants exist (frameworks, providers, domains), pick only the relevant reference file(s) and note that choice.
-- Safety and fallback: If a skill can't be applied cleanly (missing files, unclear instructions), state the issue, pick the next-best approach, and continue.
+  - When variants exist (frameworks, providers, domains), pick only the relevant reference file(s) and note that \
+choice.
+- Safety and fallback: If a skill can't be applied cleanly (missing files, unclear instructions), state the issue, \
+pick the next-best approach, and continue.
 </skills_instructions>"""
 CHARS = Budget(10**9)
 
@@ -357,7 +368,7 @@ def test_same_names_get_distinct_ids_so_the_registry_keeps_both(tmp_path):
     skill_md(root / "a-copy", "twin", "First")
     skill_md(root / "b-copy", "twin", "Second")
     skill_md(root / "c-copy", "twin", "Third")
-    registry = SkillRegistry.discover([root], "codex")
+    registry = discover([root], "codex")
     assert [(s.id, s.name, s.description) for s in registry] == [
         ("twin", "twin", "First"), ("twin#2", "twin", "Second"), ("twin#3", "twin", "Third")]
     assert registry.find("twin").description == "First"
@@ -460,7 +471,7 @@ def library(tmp_path: Path) -> SkillRegistry:
     skill_md(root / "pdf", "pdf", "Read PDFs")
     skill_md(root / "one" / "twin", "twin", "First twin")
     skill_md(root / "two" / "twin", "twin", "Second twin")
-    return SkillRegistry.discover([root], "codex")
+    return discover([root], "codex")
 
 
 def test_no_skill_tool():

@@ -143,8 +143,9 @@ def cmd_lint(args: Any) -> int:
     if args.catalog:
         raise ConfigError("lint checks SKILL.md folders: use --skills")
     folders = roots(args)
-    if folders is None:  # the harness's own skills folders, where they exist
-        folders = get_profile(args.profile).harness_folders()
+    if folders is None:  # the harness's own skills folders, where they exist (codex, claude-code)
+        harness_folders = getattr(get_profile(args.profile), "harness_folders", list)
+        folders = harness_folders()
     check_roots(folders)
     report = lint(folders)
     if args.json:

@@ -177,7 +177,9 @@ def read_fields(front: str) -> dict[str, str | None]:
         raise ValueError(f"invalid type: {_kind(root)}, expected struct SkillFrontmatter at {_mark(root.start_mark)}")
     seen: set[str] = set()
     for key_node, value_node in root.value:
-        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = key_node.value
         if key in seen and key in ("name", "description", "metadata"):
             raise ValueError(f"duplicate field `{key}` at {_mark(key_node.start_mark)}")
         seen.add(key)

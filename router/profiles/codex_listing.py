@@ -323,5 +323,5 @@ def _better(aliased: _Lines, absolute: _Lines, budget: Budget) -> bool:
         return len(aliased.names) > len(absolute.names)
     if aliased.truncated_chars != absolute.truncated_chars:
         return aliased.truncated_chars < absolute.truncated_chars
-    aliased_cost = _table_cost(budget, aliased.root_lines) + sum(budget.cost(l + "\n") for l in aliased.lines)
-    return aliased_cost < sum(budget.cost(l + "\n") for l in absolute.lines)
+    aliased_cost = _table_cost(budget, aliased.root_lines) + sum(budget.cost(text + "\n") for text in aliased.lines)
+    return aliased_cost < sum(budget.cost(text + "\n") for text in absolute.lines)
