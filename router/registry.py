@@ -2,8 +2,10 @@
 
 Built from what a profile discovered (:func:`router.library.discover`), from a JSONL catalogue, or by hand.
 Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
-refused. Lookups are exact and case-sensitive. The skill tool loads any registered skill, whether or not a router
-showed it in the catalogue.
+refused. Lookups are exact and case-sensitive. Skills are keyed by id, which is the name unless a profile keeps
+same-named skills apart (codex lists every one of them and gives the later ones ids ``name#2``, ...); a lookup by
+name then finds the first. The skill tool loads any registered skill, whether or not a router showed it in the
+catalogue.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ class SkillRegistry:
         """Add a skill; refuses a path or name that is already registered."""
         if skill.path and skill.path in self._paths:
             raise RegistryError(f"skill path {go_quote(skill.path)} is already registered")
-        if skill.name in self._by_name:
-            raise RegistryError(f"skill name {go_quote(skill.name)} is already registered")
-        self._by_name[skill.name] = skill
+        if skill.id in self._by_name:
+            raise RegistryError(f"skill name {go_quote(skill.id)} is already registered")
+        self._by_name[skill.id] = skill
         self._snapshot = None
         if skill.path:
             self._paths.add(skill.path)

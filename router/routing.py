@@ -114,18 +114,19 @@ class Router:
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
-    def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ("skills",),
+    def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
                     profile: str | Profile = "agentskills", config: RouterConfig | None = None, *,
                     index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
                     encoder: Any = None) -> Router:
-        """Discover skills under ``roots`` with ``profile``'s rules and build a router over them.
+        """Discover skills under ``roots`` with ``profile``'s rules and build a router over them (``roots=None``:
+        wherever the profile's harness looks by itself).
 
         Example requests come from each skill folder's ``routing-examples.txt`` and from the examples
         ``skill-router learn`` kept in this library's index folder.
         """
-        roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
+        roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
         loaded = libraries.from_folders(roots, profile)
-        paths = [os.fspath(r) for r in roots]
+        paths = [os.fspath(r) for r in roots or ()]
         key = library_key(paths, None, loaded.profile.name)
         folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
         return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
