@@ -39,12 +39,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skill-router",
         description="Route a request to the few agent skills that matter, rendered exactly as the harness does.",
     )
-    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and where it is installed")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what discovery skips")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands, common)
     evaluate.register(commands, common)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version`` printed as one line: argparse's own action wraps it at the terminal width."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_text())
+        parser.exit()
 
 
 def version_text() -> str:
