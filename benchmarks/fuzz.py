@@ -62,7 +62,7 @@ from router.lint import lint  # noqa: E402
 from router.profiles import get_profile, profile_names  # noqa: E402
 from router.registry import SkillRegistry  # noqa: E402
 from router.skill import Skill  # noqa: E402
-from router.texts import index_text  # noqa: E402
+from router.texts import body_text, index_text  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "fuzz.json"
 SHARES = {"frontmatter": 0.22, "skill_file": 0.22, "catalogue": 0.12, "labels": 0.14, "config": 0.12,
@@ -341,7 +341,8 @@ def check_frontmatter(ctx: Context, text: str) -> None:
         spec = profile.tool(skills)
         if spec is not None:
             spec.openai(), spec.anthropic()
-        _refused(lambda: index_text(skill, body="headings"))
+        _refused(lambda: index_text(skill))
+        body_text(skill.body, "headings")
         if number % ctx.cli_every == 0:
             registry = _refused(lambda: SkillRegistry(skills))
             if registry is not None:
@@ -360,7 +361,8 @@ def check_skill_file(ctx: Context, data: bytes) -> None:
         registry = _refused(lambda: SkillRegistry(found.skills))
         if registry is not None:
             for skill in found.skills:
-                index_text(skill, body="lead")
+                index_text(skill)
+                body_text(skill.body, "lead")
                 _refused(lambda: profile.call_tool(registry, {"name": skill.name, "skillName": skill.name}))
     lint([str(root)])
     if number % ctx.cli_every == 0:

@@ -23,7 +23,7 @@ from router.texts import BODY_MODES, BodyMode
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
-SIGNALS = ("bm25", "dense", "examples")
+SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense")
 #: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion, BM25 at half the dense weight beats the best single index on
@@ -31,7 +31,7 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # with many examples against libraries with few (`skill-router tune`, dev requests as cross-validated examples; MRR):
 # MetaTool dev (~17 per tool) 78.8 / 82.5 / 83.5 at weights 1 / 2 / 4, the bundled library's dev (2 per skill) 95.8 /
 # 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library.
-DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0}
+DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0}
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class RouterConfig:
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
     on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
-    body: which body text to index (``none``, ``headings``, ``lead``), body_tokens: words of ``lead``.
+    body: which part of each SKILL.md body the ``body_bm25`` and ``body_dense`` signals index (``none``,
+        ``headings``, ``lead``, ``both``); body_tokens: words of ``lead``.
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);

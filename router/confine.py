@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Iterator, Sequence
 
 from router.library import Library
-from router.profiles.base import Discovery
+from router.profiles.base import Discovery, Profile
 from router.registry import SkillRegistry
 
 #: Most entries of one skill folder lint looks at for symlinks (a skill folder holds a handful of files).
@@ -36,6 +36,14 @@ def outside(path: str, roots: Sequence[str]) -> str | None:
         except ValueError:  # different drives
             continue
     return real
+
+
+def confinement_roots(profile: Profile, roots: Sequence[str | os.PathLike[str]] | None) -> list[str]:
+    """The folders skills must stay inside: ``roots``, or for ``None`` the folders the harness itself reads."""
+    if roots is not None:
+        return [os.fspath(r) for r in roots]
+    harness_folders = getattr(profile, "harness_folders", None)
+    return list(harness_folders()) if harness_folders is not None else list(profile.default_roots)
 
 
 def confine(discovery: Discovery, roots: Sequence[str | os.PathLike[str]]) -> Discovery:
@@ -77,12 +85,12 @@ def escaping_links(folder: str, roots: Sequence[str]) -> Iterator[tuple[str, str
         dirs.sort()
 
 
-def confine_library(library: Library, roots: Sequence[str | os.PathLike[str]]) -> Library:
+def confine_library(library: Library, roots: Sequence[str | os.PathLike[str]] | None) -> Library:
     """``library`` without the skills :func:`confine` refuses; each refusal becomes a note."""
     discovery = library.registry.discovery
     if discovery is None:
         return library
-    kept = confine(discovery, roots)
+    kept = confine(discovery, confinement_roots(library.profile, roots))
     if kept is discovery:
         return library
     paths = {skill.path for skill in kept.skills}

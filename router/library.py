@@ -58,8 +58,9 @@ class Library:
     notes: tuple[str, ...] = ()
 
 
-def from_folders(roots: Sequence[str | os.PathLike[str]], profile: str | Profile) -> Library:
-    """Skill folders under ``roots`` as ``profile`` discovers them, with their sidecar example requests."""
+def from_folders(roots: Sequence[str | os.PathLike[str]] | None, profile: str | Profile) -> Library:
+    """Skill folders under ``roots`` as ``profile`` discovers them (``None``: where its harness looks), with their
+    sidecar example requests."""
     profile = get_profile(profile)
     found = discover(roots, profile, require_roots=True)
     registry = SkillRegistry([_with_sidecar_examples(s) for s in found], discovery=found.discovery)

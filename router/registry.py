@@ -2,8 +2,10 @@
 
 Built from what a profile discovered (:func:`router.library.discover`), from a JSONL catalogue, or by hand.
 Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
-refused. Lookups are exact and case-sensitive. The skill tool loads any registered skill, whether or not a router
-showed it in the catalogue.
+refused. Lookups are exact and case-sensitive. Skills are keyed by id, which is the name unless a profile keeps
+same-named skills apart (codex lists every one of them and gives the later ones ids ``name#2``, ...); a lookup by
+name then finds the first. The skill tool loads any registered skill, whether or not a router showed it in the
+catalogue.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ class SkillRegistry:
     """Skills by exact name, in registration order."""
 
     def __init__(self, skills: Iterable[Skill] = (), *, discovery: Discovery | None = None) -> None:
-        self._by_name: dict[str, Skill] = {}
+        self._by_id: dict[str, Skill] = {}
+        self._by_name: dict[str, Skill] = {}  # the first skill of each name
         self._paths: set[str] = set()
         self._snapshot: tuple[Skill, ...] | None = None
         self.discovery = discovery
@@ -31,9 +34,10 @@ class SkillRegistry:
         """Add a skill; refuses a path or name that is already registered."""
         if skill.path and skill.path in self._paths:
             raise RegistryError(f"skill path {go_quote(skill.path)} is already registered")
-        if skill.name in self._by_name:
-            raise RegistryError(f"skill name {go_quote(skill.name)} is already registered")
-        self._by_name[skill.name] = skill
+        if skill.id in self._by_id or (skill.id == skill.name and skill.name in self._by_name):
+            raise RegistryError(f"skill name {go_quote(skill.id)} is already registered")
+        self._by_id[skill.id] = skill
+        self._by_name.setdefault(skill.name, skill)
         self._snapshot = None
         if skill.path:
             self._paths.add(skill.path)
@@ -61,19 +65,21 @@ class SkillRegistry:
         return iter(self.skills)
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return len(self._by_id)
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self._by_name)
+        """Every skill's name, in registration order (a name repeats only where a profile keeps same-named
+        skills apart by id)."""
+        return tuple(s.name for s in self.skills)
 
     @property
     def skills(self) -> tuple[Skill, ...]:
         """The skills in registration order; the same tuple until the registry changes, so callers can cache
         what they derive from it by identity."""
         if self._snapshot is None:
-            self._snapshot = tuple(self._by_name.values())
+            self._snapshot = tuple(self._by_id.values())
         return self._snapshot

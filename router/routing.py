@@ -54,7 +54,7 @@ from router.registry import SkillRegistry
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
 from router.store import IndexFolder, default_index_folder, library_key
-from router.texts import index_text
+from router.texts import body_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -114,22 +114,23 @@ class Router:
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
-    def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = ("skills",),
+    def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
                     profile: str | Profile = "agentskills", config: RouterConfig | None = None, *,
                     index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
                     encoder: Any = None) -> Router:
-        """Discover skills under ``roots`` with ``profile``'s rules and build a router over them.
+        """Discover skills under ``roots`` with ``profile``'s rules and build a router over them (``roots=None``:
+        wherever the profile's harness looks by itself).
 
         Example requests come from each skill folder's ``routing-examples.txt`` and from the examples
         ``skill-router learn`` kept in this library's index folder.
         """
-        roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
+        roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
         loaded = libraries.from_folders(roots, profile)
         if config is not None and config.confine:
             from router.confine import confine_library
 
             loaded = confine_library(loaded, roots)
-        paths = [os.fspath(r) for r in roots]
+        paths = [os.fspath(r) for r in roots or ()]
         key = library_key(paths, None, loaded.profile.name)
         folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
         return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
@@ -216,7 +217,11 @@ class Router:
 
     def index_texts(self) -> list[str]:
         """The text indexed for each skill, in skill order."""
-        return [index_text(s, body=self._config.body, body_tokens=self._config.body_tokens) for s in self.skills]
+        return [index_text(s) for s in self.skills]
+
+    def body_texts(self) -> list[str]:
+        """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
+        return [body_text(s.body, self._config.body, self._config.body_tokens) for s in self.skills]
 
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
@@ -252,7 +257,8 @@ class Router:
         parameters = {"profile": self._profile.name, "body": self._config.body,
                       "body_tokens": self._config.body_tokens}
         self._signals, report = build_signals(
-            self.skills, self.index_texts(), model_id=self.encoder.model_id, dim=self.encoder.dim,
+            self.skills, self.index_texts(), body_texts=self.body_texts(), model_id=self.encoder.model_id,
+            dim=self.encoder.dim,
             encode=lambda texts: self.encode(texts, batch_size=64, progress=progress), folder=folder,
             parameters=parameters, persist=persist)
         self._report(report)

@@ -5,6 +5,10 @@
 - ``examples``: cosine of the request with the nearest example request of each skill. A skill's own index text
   counts as one of its examples, so a skill without examples keeps its description's score and is not pushed
   down by skills that have many.
+- ``body_bm25`` / ``body_dense``: BM25 over, and cosine with the embedding of, part of each skill's SKILL.md body
+  (``RouterConfig.body``). Separate signals, so the description keeps its own weight; a skill without body text
+  scores 0 in ``body_bm25`` and keeps its description's cosine in ``body_dense``. Absent when no skill has body
+  text (a tool catalogue), so such libraries route exactly as without them.
 
 :func:`build_signals` builds them with the index folder as a cache: when the folder holds the index of exactly
 these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded. Scores
@@ -38,6 +42,8 @@ class Signals:
     dense: "DenseIndex"
     example_vectors: np.ndarray  # (m, d): examples of all skills
     example_owner: np.ndarray  # (m,): the skill position each example belongs to
+    body_bm25: "BM25Index | None" = None
+    body_dense: "DenseIndex | None" = None
 
     @property
     def has_examples(self) -> bool:
@@ -51,6 +57,10 @@ class Signals:
         out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.ids))), "dense": dense}
         if self.has_examples:
             out["examples"] = example_scores(vectors, self.example_vectors, self.example_owner, dense)
+        if self.body_bm25 is not None and self.body_dense is not None:
+            out["body_bm25"] = np.stack([self.body_bm25.scores(t) for t in texts]) if len(texts) else \
+                np.zeros((0, len(self.ids)))
+            out["body_dense"] = self.body_dense.scores_many(vectors) if len(texts) else np.zeros((0, len(self.ids)))
         return out
 
 
@@ -81,12 +91,14 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)
 
 
-def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, model_id: str, dim: int,
+def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, body_texts: Sequence[str] = (), model_id: str,
+                  dim: int,
                   encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
                   parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
     """Build the signals of ``skills`` (``texts``: one index text each, in order).
 
-    ``encode`` embeds texts the folder does not hold (it is only called when some are missing, so a current index
+    ``body_texts`` (one per skill, '' for none) feed the body signals. ``encode`` embeds texts the folder does not
+    hold (it is only called when some are missing, so a current index
     loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that
     cannot be written is reported in the notes (``saved`` False) and routing carries on from memory.
     """
@@ -100,6 +112,10 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, model_id: st
     pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
     example_texts = [e for _, e in pairs]
     example_keys = [text_key(model_id, e) for e in example_texts]
+    bodies = list(body_texts) if any(t.strip() for t in body_texts) else []
+    body_rows = [i for i, t in enumerate(bodies) if t.strip()]
+    body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
+    names = ("bm25", "dense", "body_bm25", "body_dense") if bodies else ("bm25", "dense")
 
     snapshot = None
     if folder is not None:
@@ -108,27 +124,36 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, model_id: st
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
     cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
-    bm25 = dense = None
+    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index, "body_dense": DenseIndex}
+    built: dict[str, Any] = {}
     if snapshot is not None and snapshot.signature == signature:
         try:
-            bm25 = snapshot.load_index("bm25", BM25Index)
-            dense = snapshot.load_index("dense", DenseIndex)
+            built = {name: snapshot.load_index(name, kinds[name]) for name in names}
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
-            bm25 = dense = None
-    if dense is None:
-        dense = DenseIndex.from_vectors(ids, cache.embed(keys, list(texts), encode))
-    if bm25 is None:
-        bm25 = BM25Index.from_texts(ids, list(texts))
+            built = {}
+    if "dense" not in built:
+        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, list(texts), encode))
+    if "bm25" not in built:
+        built["bm25"] = BM25Index.from_texts(ids, list(texts))
+    if bodies and "body_bm25" not in built:
+        built["body_bm25"] = BM25Index.from_texts(ids, bodies)
+    if bodies and "body_dense" not in built:
+        # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
+        vectors = np.array(built["dense"].vectors, dtype=np.float32)
+        vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
+        built["body_dense"] = DenseIndex.from_vectors(ids, vectors)
     example_vectors = cache.embed(example_keys, example_texts, encode)
     owner = np.array([i for i, _ in pairs], dtype=np.int64)
-    signals = Signals(ids, bm25, dense, example_vectors, owner)
+    signals = Signals(ids, built["bm25"], built["dense"], example_vectors, owner, built.get("body_bm25"),
+                      built.get("body_dense"))
 
     report.embedded = cache.added
     current = snapshot is not None and snapshot.signature == signature and not report.notes and not cache.added
     if persist and folder is not None and not current:
         try:
-            folder.write(cache.pruned(keys + example_keys), {"bm25": bm25, "dense": dense}, model_id=model_id,
+            folder.write(cache.pruned(keys + example_keys + body_keys), {n: built[n] for n in names},
+                         model_id=model_id,
                          dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
             report.saved = True
         except OSError as exc:

@@ -6,9 +6,9 @@
   degenerate — ``|`` or ``>`` from the unreal line parser, an empty value, the genkit placeholder, or a value the
   line parser kept in quotes — a lenient YAML parse of the same file is indexed in addition
   (:func:`lenient_description`). The catalogue still shows exactly what the harness shows.
-- Optionally part of the body (``body="headings"``: the Markdown headings; ``body="lead"``: the first
-  ``body_tokens`` words). Whether body text helps is measured by ``benchmarks/body_text.py``; the default follows
-  those numbers (see benchmarks/README.md).
+- Part of the body, as separate signals (``body_bm25``, ``body_dense``), never mixed into the description's text:
+  ``body="headings"`` the Markdown headings, ``"lead"`` the first ``body_tokens`` words, ``"both"`` the headings
+  then the lead. Which part, and how much it weighs, was chosen on the dev sets by ``benchmarks/signal_choice.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Literal
 from indexes.tokenize import split_identifier
 from router.skill import Skill
 
-BodyMode = Literal["none", "headings", "lead"]
-BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead")
+BodyMode = Literal["none", "headings", "lead", "both"]
+BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead", "both")
 
 _DEGENERATE = {"", "|", ">", "|-", ">-", "|+", ">+", "No description provided."}
 _WORD = re.compile(r"[^\W_]+")
@@ -72,17 +72,17 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     """The part of a skill's body that is indexed under ``mode``."""
     if mode == "none" or not body:
         return ""
+    if mode == "both":
+        return " ".join(p for p in (body_text(body, "headings"), body_text(body, "lead", tokens)) if p)
     if mode == "headings":
         # A '# comment' line inside a fenced code block (shell, Python) is code, not a heading.
         return " ".join(_HEADING.findall(_FENCED.sub("", body)))
     return " ".join(body.split()[:tokens])
 
 
-def index_text(skill: Skill, *, body: BodyMode = "none", body_tokens: int = 100) -> str:
-    """The text both indexes see for ``skill``."""
+def index_text(skill: Skill) -> str:
+    """The text the ``bm25`` and ``dense`` signals index for ``skill``: name words and description."""
     extra = skill.index_description or lenient_description(skill)
     # A degenerate description ('|', the placeholder) would give every such skill the same words.
     shown = "" if extra and is_degenerate(skill.description) else skill.description
-    parts = [name_words(skill.name), shown, extra]
-    parts.append(body_text(skill.body, body, body_tokens))
-    return ". ".join(p for p in parts if p)
+    return ". ".join(p for p in (name_words(skill.name), shown, extra) if p)

@@ -81,16 +81,15 @@ def _cases() -> list[tuple[str, str, Case]]:
                                                                      *_queries(c, "{good}")])
         add(command, "skills is a file", lambda f, c=command: [c, *_needs(c), "--skills", str(f["afile"]),
                                                                 *_queries(c, "{good}")])
+        add(command, "unknown profile", lambda f, c=command: [c, *_needs(c), "--profile", "nosuch"])
         if command != "lint":
-            add(command, "unknown profile", lambda f, c=command: [c, *_needs(c), "--profile", "nosuch"])
             for bad in ("missing", "folder", "latin1.jsonl", "notjson.jsonl", "badcatalog.jsonl"):
                 add(command, f"catalog {bad}", lambda f, c=command, b=bad: [c, *_needs(c), "--catalog", str(f[b]),
                                                                            *_queries(c, "{good}")])
             add(command, "skills and catalog", lambda f, c=command: [c, *_needs(c), "--skills", str(f["skills"]),
                                                                       "--catalog", str(f["notjson.jsonl"])])
         else:
-            add(command, "profile not taken", lambda f: ["lint", "--profile", "genkit", "--skills",
-                                                         str(f["skills"])])
+            add(command, "confine not taken", lambda f: ["lint", "--confine", "--skills", str(f["skills"])])
             add(command, "catalog not taken", lambda f: ["lint", "--catalog", str(f["notjson.jsonl"])])
         if command in ROUTER_COMMANDS:
             for bad in ("missing", "folder", "latin1.json", "notjson.json", "badvalue.json", "infinite.json",
@@ -188,7 +187,7 @@ def test_user_error_is_one_line_and_exit_2(files, capsys, command: str, kind: st
     assert out == ""
 
 
-SUBPROCESS = ["list-unknown option", "lint-profile not taken", "route-config latin1.json", "eval-queries deep.yaml",
+SUBPROCESS = ["list-unknown option", "lint-catalog not taken", "route-config latin1.json", "eval-queries deep.yaml",
               "tune-output is a folder", "use-catalog notjson.jsonl", "learn-queries nogold.jsonl",
               "overlap-top 0", "index-skills is a file", "prompt-config infinite.json"]
 
@@ -223,7 +222,7 @@ def test_library_commands_take_no_router_options() -> None:
         options = {o for a in commands.choices[name]._actions for o in a.option_strings}
         assert not options & {"--config", "--model", "--index-dir"}, name
     lint_options = {o for a in commands.choices["lint"]._actions for o in a.option_strings}
-    assert not lint_options & {"--profile", "--catalog"}
+    assert not lint_options & {"--catalog", "--confine"}  # --profile only says where to look
     for name in ROUTER_COMMANDS:
         options = {o for a in commands.choices[name]._actions for o in a.option_strings}
         assert {"--config", "--model", "--index-dir", "--skills", "--catalog", "--profile"} <= options, name

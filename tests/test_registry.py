@@ -119,5 +119,6 @@ def test_discover_require_roots(tmp_path):
 def test_discover_refuses_an_unknown_profile(tmp_path):
     from router.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="^unknown profile 'nope': choose one of agentskills, genkit, unreal$"):
+    with pytest.raises(ConfigError, match="^unknown profile 'nope': choose one of agentskills, claude-code, codex, "
+                                          "genkit, unreal$"):
         discover([Path(tmp_path)], "nope")

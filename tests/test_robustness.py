@@ -24,7 +24,7 @@ from router.evaluation.labels import LabelsError, load_requests
 from router.files import MAX_SKILL_FILE_BYTES, FileTooLargeError, NotRegularFileError
 from router.frontmatter import MAX_YAML_DEPTH, YAMLNestingError, safe_load
 from router.paths import resolve_skill_path
-from router.profiles import get_profile
+from router.profiles import get_profile, profile_names
 from router.library import discover
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +100,14 @@ def test_r01_deep_frontmatter_leaves_the_rest_of_the_library(tmp_path: Path, cap
         assert status == 0 and out, argv
     status, out, _ = run(capsys, "lint", "--skills", str(skills))
     assert status == 1 and f"{bad}: error: Invalid YAML in frontmatter: YAML nested deeper than" in out
+
+
+@pytest.mark.parametrize("profile", profile_names())
+def test_r01_deep_frontmatter_in_every_profile(tmp_path: Path, profile: str) -> None:
+    skills = small_library(tmp_path / "skills")
+    write_skill(skills, "deep", f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
+    found = get_profile(profile).discover([skills])
+    assert {"alpha", "beta", "gamma"} <= {s.name for s in found.skills}
 
 
 @pytest.mark.model

@@ -81,7 +81,8 @@ def table(splits: dict[str, list[dict]], markdown: bool) -> str:
 
     def row(label: str, fn) -> None:
         vals = [str(sum(1 for r in splits[c] if fn(r))) for c in cols]
-        lines.append(f"| {label} | " + " | ".join(vals) + " |" if markdown else f"{label:<40}" + "".join(f"{v:>7}" for v in vals))
+        lines.append(f"| {label} | " + " | ".join(vals) + " |" if markdown
+                     else f"{label:<40}" + "".join(f"{v:>7}" for v in vals))
 
     lines.append("| | " + " | ".join(cols) + " |" if markdown else f"{'':<40}" + "".join(f"{c:>7}" for c in cols))
     if markdown:

@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skill-router",
         description="Route a request to the few agent skills that matter, rendered exactly as the harness does.",
     )
-    parser.add_argument("--version", action=_Version, help="print the version and where the packages live, and exit")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and where it is installed")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what discovery skips")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands)
@@ -36,13 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """``--version`` printed as one unwrapped line (argparse's own wraps long install paths at the terminal width)."""
+    """``--version`` printed as one line: argparse's own action wraps it at the terminal width."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         print(version_text())
         parser.exit()
 

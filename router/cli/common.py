@@ -2,7 +2,7 @@
 
 Options come in two groups, and each command takes only the groups it uses:
 
-- library options (:func:`add_library_options`): ``--skills``, ``--catalog``, ``--profile``, ``--confine`` —
+- library options (:func:`add_library_options`): ``--skills``, ``--catalog``, ``--profile``, ``--confine``:
   which skills, read by which harness's rules;
 - router options (:func:`add_router_options`): ``--config``, ``--model``, ``--index-dir`` — how requests are
   routed; only the commands that route, index or measure take them.
@@ -77,21 +77,23 @@ def positive_int(what: str):
     return parse
 
 
-def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True, profile: bool = True) -> None:
-    """``--skills`` (and, unless told otherwise, ``--catalog`` and ``--profile``) and ``--confine``."""
+def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True, confine: bool = True,
+                        profile_help: str = "the harness whose rules apply") -> None:
+    """``--skills`` and ``--profile`` (and, unless told otherwise, ``--catalog`` and ``--confine``)."""
     from router.profiles import DEFAULT_PROFILE, profile_names
 
     group = parser.add_argument_group("library")
     group.add_argument("--skills", action="append", metavar="DIR",
-                       help=f"a folder of skill folders (repeatable; default: {DEFAULT_ROOT})")
+                       help=f"a folder of skill folders (repeatable; default: {DEFAULT_ROOT}, or where the harness "
+                            "looks for profiles without one: codex, claude-code)")
     if catalog:
         group.add_argument("--catalog", metavar="FILE", help='a JSONL catalogue of {"id","name","description"} '
                                                              "rows, used in place of --skills")
-    if profile:
-        group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
-                           help=f"the harness whose rules apply (default: {DEFAULT_PROFILE})")
+    group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
+                       help=f"{profile_help} (default: {DEFAULT_PROFILE})")
+    if confine:
         group.add_argument("--confine", action="store_true",
-                           help="refuse skills whose SKILL.md is a symlink leading outside every --skills folder "
+                           help="refuse skills whose SKILL.md is a symlink leading outside every skills folder "
                                 "(for libraries you do not trust; also the config key 'confine')")
 
 
@@ -117,13 +119,14 @@ def config_from(args: Any, **overrides: Any) -> RouterConfig:
     return find_config(getattr(args, "config", None)).with_(**overrides)
 
 
-def roots(args: Any) -> list[str]:
-    return args.skills or [DEFAULT_ROOT]
+def roots(args: Any) -> list[str] | None:
+    """The --skills folders; without any, ``skills``, or None (the harness's own discovery from the working
+    folder and the home folder) for a profile with no default roots (codex, claude-code)."""
+    if args.skills:
+        return args.skills
+    from router.profiles import get_profile
 
-
-def confined(args: Any, config: RouterConfig | None = None) -> bool:
-    """Whether symlinks leaving the roots are refused: the --confine flag or the config key."""
-    return bool(getattr(args, "confine", False) or (config is not None and config.confine))
+    return [DEFAULT_ROOT] if get_profile(args.profile).default_roots else None
 
 
 def make_router(args: Any, **overrides: Any):

@@ -29,6 +29,9 @@ def register(commands: Any) -> None:
     p.add_argument("--pin", action="append", metavar="NAME", help="always show this skill (repeatable)")
     p.add_argument("--exclude", action="append", metavar="NAME", help="never show this skill (repeatable)")
     p.add_argument("--json", action="store_true", help="print the block, the skills shown and the tool as JSON")
+    p.add_argument("--emit-config", action="store_true",
+                   help="print the harness's own setting that lists only the skills shown (codex: [[skills.config]] "
+                        "entries; claude-code: the Agent SDK skills option)")
     p.set_defaults(run=cmd_prompt)
 
     p = commands.add_parser("use", help="print what the skill tool returns for NAME")
@@ -38,7 +41,8 @@ def register(commands: Any) -> None:
 
     p = commands.add_parser("lint", help="check SKILL.md files against the specification and every harness; exit "
                                          "1 on errors")
-    add_library_options(p, catalog=False, profile=False)
+    add_library_options(p, catalog=False, confine=False,
+                        profile_help="where to look when no --skills is given: the folders this harness reads")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_lint)
 
@@ -81,9 +85,9 @@ def _library(args: Any):
     registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None and args.confine:
-        from router.confine import confine
+        from router.confine import confine, confinement_roots
 
-        found = confine(found, roots(args))
+        found = confine(found, confinement_roots(profile, roots(args)))
         registry = library.SkillRegistry(found.skills, discovery=found)
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
@@ -117,15 +121,23 @@ def cmd_prompt(args: Any) -> int:
     query = read_query(args.query) if args.query is not None else None
     if query is None and not args.pin and not args.exclude:
         registry, profile = _library(args)
-        shown = list(registry)
+        library = shown = list(registry)
         block = profile.render(shown)
     else:
         router = make_router(args)
         routing = router.route(query, args.k) if query is not None else None
-        shown = list(routing.shown) if routing else [s for s in router.skills if s.id not in router.excluded]
+        library = list(router.skills)
+        shown = list(routing.shown) if routing else [s for s in library if s.id not in router.excluded]
         block = router.profile.render(shown)
         report_notes(router.notes)
         profile = router.profile
+    if args.emit_config:
+        restrict = getattr(profile, "restrict_config", None)
+        if restrict is None:
+            raise ConfigError(f"--emit-config needs a harness with its own switch: use --profile codex or "
+                              f"--profile claude-code, not {profile.name}")
+        sys.stdout.write(restrict(library, shown))
+        return 0
     if args.json:
         tool = profile.tool(shown)
         print_json({"block": block, "shown": [s.name for s in shown],
@@ -150,11 +162,15 @@ def cmd_use(args: Any) -> int:
 
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
-
     from router.library import check_roots
+    from router.profiles import get_profile
 
-    check_roots(roots(args))
-    report = lint(roots(args))
+    folders = roots(args)
+    if folders is None:  # the harness's own skills folders, where they exist (codex, claude-code)
+        harness_folders = getattr(get_profile(args.profile), "harness_folders", list)
+        folders = harness_folders()
+    check_roots(folders)
+    report = lint(folders)
     if args.json:
         print_json(report.to_json())
     else:
