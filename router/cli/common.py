@@ -52,7 +52,7 @@ def terminal_text(text: str, *, keep_newlines: bool = False) -> str:
 
 def error_line(text: str) -> str:
     """An error message as exactly one printable line of bounded length."""
-    line = terminal_text(" ".join(text.split()))
+    line = terminal_text(" ".join(part.strip() for part in text.splitlines() if part.strip()))
     return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE - 3] + "..."
 
 
