@@ -1,7 +1,7 @@
 """Errors raised by skill-router.
 
 Every error a user can cause is a :class:`SkillRouterError`; its message names the offending value and the fix.
-The command-line tool prints the message as one line and exits non-zero. A persisted index that is corrupt, stale
+The command-line tool prints the message as one line (control characters escaped) and exits with status 2. A persisted index that is corrupt, stale
 or built for another model is not an error: the skills are the source of truth, so it is rebuilt from them and the
 reason is reported (``Router.notes``).
 
