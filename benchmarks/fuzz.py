@@ -4,7 +4,7 @@ Generated inputs (hypothesis) go through every profile (``router.profiles.profil
 fuzzed as soon as it exists) and through the command-line entry points (``router.cli.main`` in-process):
 
 - ``frontmatter``: SKILL.md frontmatter text -> each profile's parse, render, tool and tool call; the shared
-  frontmatter parser; the lenient description the router indexes.
+  frontmatter parser; the text the router indexes.
 - ``skill_file``: whole SKILL.md files (BOMs, CRLF, invalid UTF-8, missing fences, deep nesting, aliases, tags)
   in a small library -> each profile's discovery and rendering, ``lint``; every ``--cli-every``-th case also
   ``list``, ``prompt``, ``use``, ``lint`` and ``route`` on the command line.
@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 import traceback
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,9 +279,11 @@ class Context:
     cases: dict[str, int] = field(default_factory=dict)
     cli_runs: int = 0
 
-    def count(self, target: str) -> int:
+    def count(self, target: str, value: Any) -> int:
+        """Count a case; returns a number drawn from the value itself (not from the count), so that a case replayed
+        while hypothesis shrinks a failure takes the same command-line path as the first time."""
         self.cases[target] = self.cases.get(target, 0) + 1
-        return self.cases[target]
+        return zlib.crc32(repr(value).encode("utf-8", "backslashreplace")) + 1
 
     def fresh(self, name: str) -> Path:
         path = self.folder / name
@@ -300,7 +303,8 @@ class Context:
                 status = int(exc.code or 0) if not isinstance(exc.code, str) else 2
         EXITS[status] += 1
         if status == 2:  # a user error: one line, no traceback
-            assert len(err.getvalue().splitlines()) == 1 and "Traceback" not in err.getvalue(), (argv, err.getvalue())
+            lines = err.getvalue().splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"skill-router {argv[0]}: error: "), (argv, lines)
         return status
 
 
@@ -328,7 +332,7 @@ def _skills_library(ctx: Context, data: bytes) -> Path:
 
 
 def check_frontmatter(ctx: Context, text: str) -> None:
-    number = ctx.count("frontmatter")
+    number = ctx.count("frontmatter", text)
     _refused(lambda: load_frontmatter(text), FrontmatterError)
     raw = f"---\n{text}\n---\nbody\n".encode("utf-8", "surrogatepass")
     for name in profile_names():
@@ -350,7 +354,7 @@ def check_frontmatter(ctx: Context, text: str) -> None:
 
 
 def check_skill_file(ctx: Context, data: bytes) -> None:
-    number = ctx.count("skill_file")
+    number = ctx.count("skill_file", data)
     root = _skills_library(ctx, data)
     text = data.decode("utf-8", "replace")
     _refused(lambda: split_frontmatter(text), FrontmatterError)
@@ -376,7 +380,7 @@ def check_skill_file(ctx: Context, data: bytes) -> None:
 
 
 def check_catalogue(ctx: Context, text: str) -> None:
-    number = ctx.count("catalogue")
+    number = ctx.count("catalogue", text)
     path = ctx.fresh("catalogue") / "tools.jsonl"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     skills = _refused(lambda: load_catalog(path))
@@ -391,7 +395,7 @@ def check_catalogue(ctx: Context, text: str) -> None:
 
 
 def check_labels(ctx: Context, generated: tuple[str, str]) -> None:
-    number = ctx.count("labels")
+    number = ctx.count("labels", generated)
     suffix, text = generated
     path = ctx.fresh("labels") / f"labels{suffix}"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
@@ -405,7 +409,7 @@ def check_labels(ctx: Context, generated: tuple[str, str]) -> None:
 
 
 def check_config(ctx: Context, text: str) -> None:
-    number = ctx.count("config")
+    number = ctx.count("config", text)
     path = ctx.fresh("config") / "skill-router.json"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     config = _refused(lambda: RouterConfig.load(path))
@@ -423,7 +427,7 @@ _TOOL_SKILLS = (Skill(name="alpha", description="Convert units.", path="/nonexis
 
 
 def check_tool_call(ctx: Context, arguments: Any) -> None:
-    ctx.count("tool_call")
+    ctx.count("tool_call", arguments)
     registry = SkillRegistry(_TOOL_SKILLS)
     for name in profile_names():
         profile = get_profile(name)
@@ -432,7 +436,7 @@ def check_tool_call(ctx: Context, arguments: Any) -> None:
 
 
 def check_messages(ctx: Context, messages: Any) -> None:
-    ctx.count("messages")
+    ctx.count("messages", messages)
     for block in ("", "<skills>\nblock\n</skills>"):
         out = _refused(lambda: inject(messages, block))
         if out is not None:
