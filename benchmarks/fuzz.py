@@ -508,7 +508,7 @@ def main() -> int:
     print("refused with: " + ", ".join(f"{name} {n:,}" for name, n in REFUSALS.most_common()))
     for target, text in failures.items():
         print(f"\n--- {target} ---\n{text}")
-    report = {"command": "python benchmarks/fuzz.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
+    report = {"command": " ".join(["python benchmarks/fuzz.py", *sys.argv[1:]]), "date": time.strftime("%Y-%m-%d"),
               "seed": args.seed, "profiles": list(profile_names()), "cases": total, "cases_by_target": ctx.cases,
               "command_runs": ctx.cli_runs, "seconds": round(elapsed, 1), "seconds_by_target": seconds,
               "refusals": dict(REFUSALS.most_common()),
