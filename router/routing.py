@@ -54,7 +54,7 @@ from router.registry import SkillRegistry
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
 from router.store import IndexFolder, default_index_folder, library_key
-from router.texts import body_text, index_text
+from router.texts import body_text, dense_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -162,8 +162,10 @@ class Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
         are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
         new = (config or self._config).with_(**changes)
-        same_index = (new.model, new.body, new.body_tokens) == (self._config.model, self._config.body,
-                                                               self._config.body_tokens)
+        def index_part(c: RouterConfig) -> tuple[Any, ...]:
+            return c.model, c.body, c.body_tokens, c.dense_name
+
+        same_index = index_part(new) == index_part(self._config)
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
@@ -212,8 +214,12 @@ class Router:
         return frozenset(chosen)
 
     def index_texts(self) -> list[str]:
-        """The text indexed for each skill, in skill order."""
+        """The text the ``bm25`` signal indexes for each skill, in skill order."""
         return [index_text(s) for s in self.skills]
+
+    def dense_texts(self) -> list[str]:
+        """The text the ``dense`` signal embeds for each skill, in skill order."""
+        return [dense_text(s, with_name=self._config.dense_name) for s in self.skills]
 
     def body_texts(self) -> list[str]:
         """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
@@ -251,9 +257,10 @@ class Router:
 
         folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
         parameters = {"profile": self._profile.name, "body": self._config.body,
-                      "body_tokens": self._config.body_tokens}
+                      "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
         self._signals, report = build_signals(
-            self.skills, self.index_texts(), body_texts=self.body_texts(), model_id=self.encoder.model_id,
+            self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
+            model_id=self.encoder.model_id,
             dim=self.encoder.dim,
             encode=lambda texts: self.encode(texts, batch_size=64, progress=progress), folder=folder,
             parameters=parameters, persist=persist)
