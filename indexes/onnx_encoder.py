@@ -53,6 +53,10 @@ TOLERANCE = 1e-5
 _SKIP_DIRS = frozenset({"onnx", "openvino"})
 
 
+_MANIFEST_FIELDS: dict[str, type] = {"model_id": str, "dim": int, "max_seq_length": int, "inputs": list,
+                                     "pad_id": int, "pad_type_id": int, "files": dict}
+
+
 def default_cache_dir() -> Path:
     """The folder exports are cached in: ``$XDG_CACHE_HOME/skill-router/onnx``, else ``~/.cache/skill-router/onnx``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -174,6 +178,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(check, dict) or check.get("passed") is not True:
         reason = check.get("reason") if isinstance(check, dict) else "no check recorded"
         raise OnnxUnavailable(f"the ONNX export of {manifest.get('model_id')!r} failed its check ({reason})")
+    for key, kind in _MANIFEST_FIELDS.items():
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
+            raise OnnxUnavailable(f"ONNX export manifest '{path}' lacks a valid {key!r}: delete '{folder}' to re-export")
     return manifest
 
 
@@ -184,7 +191,9 @@ def _check_files(folder: Path, manifest: dict[str, Any]) -> None:
         record = files.get(name) if isinstance(files, dict) else None
         path = folder / name
         if not isinstance(record, dict):
-            raise OnnxUnavailable(f"ONNX export manifest in '{folder}' does not describe {name}: delete it to re-export")
+            raise OnnxUnavailable(
+                f"ONNX export manifest in '{folder}' does not describe {name}: delete the folder to re-export"
+            )
         try:
             stat = path.stat()
         except OSError:
@@ -249,8 +258,10 @@ class OnnxEncoder:
         try:
             tokenizer = tokenizers.Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         except Exception as exc:  # the Rust tokenizer raises a bare Exception for a malformed file
-            raise OnnxUnavailable(f"ONNX export tokenizer in '{folder}' cannot be read ({exc}): delete it to re-export") \
-                from None
+            reason = " ".join(str(exc).split())
+            raise OnnxUnavailable(
+                f"ONNX export tokenizer in '{folder}' cannot be read ({reason}): delete the folder to re-export"
+            ) from None
         # Batches are padded here, to the longest member of each length-sorted batch.
         tokenizer.no_padding()
         encoder = cls(folder, manifest, tokenizer, model_id=model_id)

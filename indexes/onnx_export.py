@@ -106,7 +106,9 @@ def _tokenizer_for(model: Any) -> tuple[Any, dict[str, Any]]:
                              direction=getattr(hf, "padding_side", "right"))
     inputs = [name for name in _INPUTS if name in hf.model_input_names]
     if inputs[:2] != ["input_ids", "attention_mask"]:
-        raise OnnxUnavailable(f"the model's tokenizer gives {hf.model_input_names}, not input ids and an attention mask")
+        raise OnnxUnavailable(
+            f"the model's tokenizer gives {hf.model_input_names}, not input ids and an attention mask"
+        )
     facts = {"max_seq_length": max_length, "inputs": inputs, "pad_id": int(hf.pad_token_id or 0),
              "pad_type_id": int(getattr(hf, "pad_token_type_id", 0) or 0)}
     return tokenizer, facts
@@ -196,7 +198,8 @@ def export_onnx(model: str | None | Encoder, out_dir: Path) -> Path:
     tokenizer, facts = _tokenizer_for(sentence_model)
     manifest: dict[str, Any] = {
         "format_version": EXPORT_FORMAT, "model_id": model_id, "model_hash": digest, "source": str(source),
-        "dim": int(sentence_model.get_embedding_dimension()), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "dim": int(sentence_model.get_embedding_dimension()),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": _versions(), **facts,
     }
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
