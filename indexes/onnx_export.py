@@ -174,7 +174,7 @@ def _install(tmp: Path, out_dir: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def export_onnx(model: str | None | Encoder, out_dir: Path) -> Path:
+def export_onnx(model: str | os.PathLike[str] | None | Encoder, out_dir: Path) -> Path:
     """Export ``model`` to ONNX in ``out_dir``, check it against sentence-transformers, and return ``out_dir``.
 
     Parameters:
@@ -189,7 +189,7 @@ def export_onnx(model: str | None | Encoder, out_dir: Path) -> Path:
     exporter error) raise OnnxUnavailable and write nothing.
     """
     _runtime()
-    encoder = model if isinstance(model, Encoder) else Encoder(model)
+    encoder = model if isinstance(model, Encoder) else Encoder(None if model is None else os.fspath(model))
     model_id, source = model_identity(encoder._source)
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,9 @@ def export_onnx(model: str | None | Encoder, out_dir: Path) -> Path:
     return out_dir
 
 
-def ensure_onnx_encoder(model: str | None | Encoder = None, *, cache_dir: Path | None = None) -> OnnxEncoder:
+def ensure_onnx_encoder(
+    model: str | os.PathLike[str] | None | Encoder = None, *, cache_dir: Path | None = None
+) -> OnnxEncoder:
     """Return an :class:`OnnxEncoder` for ``model``, exporting and checking it first if the cache has none.
 
     May import torch and load the model (an index build already has); a cached export is reused, and a
@@ -245,7 +247,7 @@ def ensure_onnx_encoder(model: str | None | Encoder = None, *, cache_dir: Path |
     """
     _runtime()
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
-    source = model._source if isinstance(model, Encoder) else model
+    source = model._source if isinstance(model, Encoder) else None if model is None else os.fspath(model)
     model_id, folder = model_identity(source)
     out_dir = cache_dir / model_hash(folder, cache_dir=cache_dir)
     if (out_dir / MANIFEST).exists():

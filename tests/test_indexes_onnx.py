@@ -220,3 +220,12 @@ def test_cached_export_encodes_without_torch(cache: Path, onnx: OnnxEncoder) -> 
     assert "onnxruntime" in report["modules"]
     expected = onnx.encode(["will it rain in Lyon this weekend?"])[0]
     assert np.abs(np.array(report["vector"], dtype=np.float32) - expected).max() <= 1e-6
+
+
+def test_local_model_folder_with_the_same_content_shares_the_export(cache: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "my-model"
+    shutil.copytree(onnx_encoder.model_identity(None)[1], copy)
+    found = find_onnx_encoder(str(copy), cache_dir=cache)
+    assert found is not None
+    assert found.folder == export_dir(cache_dir=cache)  # keyed by content, not by where the folder is
+    assert found.model_id == str(copy)  # the id the torch Encoder reports for that folder
