@@ -147,7 +147,7 @@ def _export_graph(model: Any, tokenizer: Any, inputs: list[str], path: Path) -> 
                           external_data=False, verbose=False, opset_version=OPSET)
 
 
-def _check(folder: Path, model: Any, manifest: dict[str, Any]) -> float:
+def _check(folder: Path, model: Any) -> float:
     """Largest |difference| between the export's vectors and sentence-transformers' on :data:`CHECK_TEXTS`."""
     reference = model.encode(list(CHECK_TEXTS), convert_to_numpy=True, normalize_embeddings=True,
                              show_progress_bar=False)
@@ -219,7 +219,7 @@ def export_onnx(model: str | os.PathLike[str] | None | Encoder, out_dir: Path) -
                                     "sha256": _sha256(tmp / name)} for name in (MODEL_FILE, TOKENIZER_FILE)}
         manifest["check"] = {"passed": True, "tolerance": TOLERANCE, "texts": len(CHECK_TEXTS)}
         _write_json(tmp / MANIFEST, manifest)
-        max_diff = _check(tmp, sentence_model, manifest)
+        max_diff = _check(tmp, sentence_model)
         passed = max_diff <= TOLERANCE
         manifest["check"].update(passed=passed, max_abs_diff=max_diff)
         if not passed:

@@ -155,7 +155,7 @@ def test_ensure_replaces_a_corrupt_cached_export(cache: Path, tmp_path: Path, mo
 
 def test_failed_check_is_recorded_and_not_repeated(encoder: Encoder, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnx_export, "_check", lambda folder, model, manifest: 0.5)
+    monkeypatch.setattr(onnx_export, "_check", lambda folder, model: 0.5)
     out_dir = tmp_path / "cache" / model_hash(onnx_encoder.model_identity(None)[1])
     with pytest.raises(OnnxUnavailable, match="failed its check.*5.00e-01"):
         onnx_export.export_onnx(encoder, out_dir)
