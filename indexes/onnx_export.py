@@ -93,7 +93,7 @@ def _quiet_exporter() -> Iterator[None]:
 def _tokenizer_for(model: Any) -> tuple[Any, dict[str, Any]]:
     """The fast tokenizer of the model's first module, set to truncate as sentence-transformers does."""
     first = model[0]
-    hf = getattr(first, "tokenizer", None)
+    hf: Any = getattr(first, "tokenizer", None)
     backend = getattr(hf, "backend_tokenizer", None)
     if backend is None:
         raise OnnxUnavailable("the model's first module has no fast (Rust) tokenizer to save beside the ONNX graph")

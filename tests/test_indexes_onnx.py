@@ -1,4 +1,7 @@
-"""The onnxruntime encoder on the real bundled all-MiniLM-L6-v2, exported once per session, against Encoder."""
+"""The onnxruntime encoder on the real bundled all-MiniLM-L6-v2, exported once per session, against Encoder.
+
+Tests that use the export depend on the shared ``encoder`` fixture and so carry the ``model`` marker.
+"""
 
 from __future__ import annotations
 
@@ -20,11 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss")
 LONG = " ".join(f"Paragraph {i} explains how to merge PDF files and fill their forms." for i in range(40))
 TEXTS = ["Fill in a PDF form", "", "Prévisions météo à Lyon ☔ 天气预报", LONG, "Build slide decks from notes"]
-
-
-@pytest.fixture(scope="session")
-def encoder() -> Encoder:
-    return Encoder()
 
 
 @pytest.fixture(scope="session")
