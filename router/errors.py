@@ -1,9 +1,9 @@
 """Errors raised by skill-router.
 
 Every error a user can cause is a :class:`SkillRouterError`; its message names the offending value and the fix.
-The command-line tool prints the message as one line (control characters escaped) and exits with status 2. A persisted index that is corrupt, stale
-or built for another model is not an error: the skills are the source of truth, so it is rebuilt from them and the
-reason is reported (``Router.notes``).
+The command-line tool prints the message as one line (control characters escaped) and exits with status 2. A
+persisted index that is corrupt, stale or built for another model is not an error: the skills are the source of
+truth, so it is rebuilt from them and the reason is reported (``Router.notes``).
 
     SkillRouterError
     ├── ConfigError           bad option: unknown profile, k < 1, empty query, unknown metric
