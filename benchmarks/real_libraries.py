@@ -34,8 +34,8 @@ from router.evaluation.stats import bootstrap_ci, paired_comparison
 DATA = ROOT / "benchmarks" / "data"
 ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
          CORPORA / "awesome-skills/skills"]
-OLD_DEFAULT = {"body": "none", "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0,
-                                           "body_dense": 0.0}, "ascii_part": False}
+OLD_DEFAULT = {"body": "none", "dense_name": True,
+               "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0}}
 DEPTH = 10
 
 

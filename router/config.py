@@ -30,8 +30,10 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # both MetaTool (dense) and Seal-Tools (BM25) (benchmarks/fusion_choice.py). The example weight trades off libraries
 # with many examples against libraries with few (`skill-router tune`, dev requests as cross-validated examples; MRR):
 # MetaTool dev (~17 per tool) 78.8 / 82.5 / 83.5 at weights 1 / 2 / 4, the bundled library's dev (2 per skill) 95.8 /
-# 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library.
-DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0}
+# 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library. The body signals (the first 150 words of
+# the SKILL.md body, BM25 at 0.25 and dense at 0.5) were chosen on the union of the dev sets (real corpora, bundled,
+# MetaTool, Seal-Tools; benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below before.
+DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.25, "body_dense": 0.5}
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class RouterConfig:
     on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
     body: which part of each SKILL.md body the ``body_bm25`` and ``body_dense`` signals index (``none``,
         ``headings``, ``lead``, ``both``); body_tokens: words of ``lead``.
+    dense_name: embed the name words with the description (False: the description alone, chosen on dev).
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
@@ -65,8 +68,9 @@ class RouterConfig:
     rrf_k: int = 60
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
-    body: BodyMode = "none"
-    body_tokens: int = 100
+    body: BodyMode = "lead"
+    body_tokens: int = 150
+    dense_name: bool = False
     model: str | None = None
     context_weight: float = 0.3
     confine: bool = False
@@ -107,6 +111,8 @@ class RouterConfig:
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
+        if not isinstance(self.dense_name, bool):
+            raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
+from router import encoders
 from router import inject as injection
 from router import library as libraries
 from router.config import RouterConfig
@@ -54,7 +55,7 @@ from router.registry import SkillRegistry
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
 from router.store import IndexFolder, default_index_folder, library_key
-from router.texts import body_text, index_text
+from router.texts import body_text, dense_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -102,6 +103,7 @@ class Router:
         self.index_folder = index_folder
         self.notes: list[str] = list(notes)
         self._encoder = encoder
+        self._own_encoder = False  # an encoder passed in is the caller's: never swapped for an export
         self._signals = signals
         self._by_id = {s.id: s for s in registry}
         self._pinned_names, self._excluded_names = tuple(pinned), tuple(excluded)
@@ -166,8 +168,10 @@ class Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
         are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
         new = (config or self._config).with_(**changes)
-        same_index = (new.model, new.body, new.body_tokens) == (self._config.model, self._config.body,
-                                                               self._config.body_tokens)
+        def index_part(c: RouterConfig) -> tuple[Any, ...]:
+            return c.model, c.body, c.body_tokens, c.dense_name
+
+        same_index = index_part(new) == index_part(self._config)
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
@@ -216,8 +220,12 @@ class Router:
         return frozenset(chosen)
 
     def index_texts(self) -> list[str]:
-        """The text indexed for each skill, in skill order."""
+        """The text the ``bm25`` signal indexes for each skill, in skill order."""
         return [index_text(s) for s in self.skills]
+
+    def dense_texts(self) -> list[str]:
+        """The text the ``dense`` signal embeds for each skill, in skill order."""
+        return [dense_text(s, with_name=self._config.dense_name) for s in self.skills]
 
     def body_texts(self) -> list[str]:
         """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
@@ -226,26 +234,21 @@ class Router:
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
     def encoder(self) -> Any:
-        """The embedding model (loaded on first use; the bundled all-MiniLM-L6-v2 unless the config names one)."""
+        """The embedding model (the bundled all-MiniLM-L6-v2 unless the config names one): its checked ONNX export
+        when one is cached, else sentence-transformers loaded on first use (:mod:`router.encoders`)."""
         if self._encoder is None:
-            from indexes import Encoder, ModelLoadError
-
-            encoder = Encoder(self._config.model)
-            try:
-                _ = encoder.dim  # known without loading for the bundled model; loads any other one now
-            except ModelLoadError as exc:
-                raise ModelError(str(exc)) from None
-            self._encoder = encoder
+            self._encoder = encoders.choose(self._config.model, self.notes)
+            self._own_encoder = True
         return self._encoder
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 128, progress: bool = False) -> np.ndarray:
-        """Unit embeddings of ``texts``, shape (len(texts), dim)."""
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Unit embeddings of ``texts``, shape (len(texts), dim), in the encoder's own batch size."""
         from indexes import ModelLoadError
 
         if not texts:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         try:
-            return self.encoder.encode(list(texts), progress=progress, batch_size=batch_size)
+            return self.encoder.encode(list(texts), progress=progress)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
@@ -255,13 +258,16 @@ class Router:
 
         folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
         parameters = {"profile": self._profile.name, "body": self._config.body,
-                      "body_tokens": self._config.body_tokens}
+                      "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
         self._signals, report = build_signals(
-            self.skills, self.index_texts(), body_texts=self.body_texts(), model_id=self.encoder.model_id,
+            self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
+            model_id=self.encoder.model_id,
             dim=self.encoder.dim,
-            encode=lambda texts: self.encode(texts, batch_size=64, progress=progress), folder=folder,
+            encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
             parameters=parameters, persist=persist)
         self._report(report)
+        if report.embedded and self._own_encoder:
+            self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
         return self
 
     def _report(self, report: BuildReport) -> None:

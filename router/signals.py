@@ -91,13 +91,14 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)
 
 
-def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, body_texts: Sequence[str] = (), model_id: str,
-                  dim: int,
+def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts: Sequence[str] | None = None,
+                  body_texts: Sequence[str] = (), model_id: str, dim: int,
                   encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
                   parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
     """Build the signals of ``skills`` (``texts``: one index text each, in order).
 
-    ``body_texts`` (one per skill, '' for none) feed the body signals. ``encode`` embeds texts the folder does not
+    ``dense_texts`` are what the dense signal embeds (``texts`` when None); ``body_texts`` (one per skill, '' for
+    none) feed the body signals. ``encode`` embeds texts the folder does not
     hold (it is only called when some are missing, so a current index
     loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that
     cannot be written is reported in the notes (``saved`` False) and routing carries on from memory.
@@ -106,8 +107,9 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, body_texts: 
 
     report = BuildReport()
     ids = tuple(s.id for s in skills)
-    keys = [text_key(model_id, t) for t in texts]
-    hashes = dict(zip(ids, keys))
+    embedded = list(texts if dense_texts is None else dense_texts)
+    keys = [text_key(model_id, t) for t in embedded]
+    hashes = {i: text_key(model_id, f"{t}\0{e}") for i, t, e in zip(ids, texts, embedded)}
     signature = index_signature(hashes, parameters)
     pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
     example_texts = [e for _, e in pairs]
@@ -133,7 +135,7 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, body_texts: 
             report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
             built = {}
     if "dense" not in built:
-        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, list(texts), encode))
+        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, embedded, encode))
     if "bm25" not in built:
         built["bm25"] = BM25Index.from_texts(ids, list(texts))
     if bodies and "body_bm25" not in built:

@@ -1,5 +1,14 @@
 """What the router indexes for each skill.
 
+Each signal reads its own text (chosen on the dev sets by ``benchmarks/signal_choice.py``):
+
+- ``bm25``: the name words and the description (:func:`index_text`);
+- ``dense``: the description alone (:func:`dense_text`): embedding the name words with it lost 1 point of hit@1
+  on MetaTool dev and a little on the real corpora, where names are folder slugs;
+- ``body_bm25`` / ``body_dense``: part of the SKILL.md body (:func:`body_text`).
+
+What goes into them:
+
 - The name split into words (``go-code-review`` -> ``go code review``, ``getWeatherForecast`` -> ``get Weather
   Forecast``): names carry the skill's topic and a request often uses the same words.
 - The description **as the profile parses it** (what the harness shows the model). Where that parse is
@@ -80,9 +89,24 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     return " ".join(body.split()[:tokens])
 
 
-def index_text(skill: Skill) -> str:
-    """The text the ``bm25`` and ``dense`` signals index for ``skill``: name words and description."""
+def _descriptions(skill: Skill) -> tuple[str, str]:
+    """(the description as shown, when it is usable; a lenient parse of it, when the shown one is degenerate)."""
     extra = skill.index_description or lenient_description(skill)
     # A degenerate description ('|', the placeholder) would give every such skill the same words.
     shown = "" if extra and is_degenerate(skill.description) else skill.description
-    return ". ".join(p for p in (name_words(skill.name), shown, extra) if p)
+    return shown, extra
+
+
+def index_text(skill: Skill) -> str:
+    """The text the ``bm25`` signal indexes for ``skill``: name words and description."""
+    return ". ".join(p for p in (name_words(skill.name), *_descriptions(skill)) if p)
+
+
+def dense_text(skill: Skill, *, with_name: bool = False) -> str:
+    """The text the ``dense`` signal embeds for ``skill``: the description (the name words when it has none), or
+    with ``with_name`` the same text as :func:`index_text`."""
+    if with_name:
+        return index_text(skill)
+    shown, extra = _descriptions(skill)
+    text = ". ".join(p for p in (shown, extra) if p and not is_degenerate(p))
+    return text or name_words(skill.name) or skill.name

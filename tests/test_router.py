@@ -90,8 +90,8 @@ def test_bundled_requests_reach_their_skill(bundled: Router, request_text: str, 
 
 def test_bundled_build_embeds_every_skill_once(bundled: Router, encoder: Encoder, tmp_path: Path) -> None:
     assert len(bundled.skills) == 52
-    texts = set(bundled.index_texts()) | {e for s in bundled.skills for e in s.examples}
-    assert bundled.embedded_count == len(texts)  # a fresh folder: every distinct text once
+    texts = set(bundled.dense_texts()) | set(bundled.body_texts()) | {e for s in bundled.skills for e in s.examples}
+    assert bundled.embedded_count == len(texts) == 104  # a fresh folder: every distinct text once (2 per skill)
     again = Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0),
                                index_folder=bundled.index_folder, encoder=encoder).build()
     assert again.embedded_count == 0
@@ -157,15 +157,16 @@ def test_one_more_skill_than_route_above_is_routed(small_router) -> None:
 def test_pinned_always_shown_excluded_never(small_router) -> None:
     request = "fix the broken dates in this CSV file"
     plain = small_router()
-    assert [m.id for m in plain.rank(request)][0] == "csv-cleanup"
-    assert "sql-tuning" in [m.id for m in plain.rank(request, 5)[2:]]
-    router = small_router(pinned=["sql-tuning"], excluded=["csv-cleanup"])
+    order = [m.id for m in plain.rank(request, 5)]
+    assert order[0] == "csv-cleanup"
+    last = order[-1]  # below the top 2 even once csv-cleanup is excluded
+    router = small_router(pinned=[last], excluded=["csv-cleanup"])
     ranked = router.rank(request)
     ids = [m.id for m in ranked]
     assert "csv-cleanup" not in ids
-    assert [m.reason for m in ranked] == ["routed", "routed", "pinned"] and ids[-1] == "sql-tuning"
+    assert [m.reason for m in ranked] == ["routed", "routed", "pinned"] and ids[-1] == last
     shown = [s.id for s in router.route(request).shown]
-    assert "sql-tuning" in shown and "csv-cleanup" not in shown and len(shown) == 3
+    assert last in shown and "csv-cleanup" not in shown and len(shown) == 3
     # excluded wins over naming the skill
     assert "csv-cleanup" not in [m.id for m in router.rank("use csv cleanup please")]
 

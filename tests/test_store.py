@@ -42,7 +42,8 @@ def write_library(root: Path, skills: dict[str, str] = SKILLS) -> Path:
 
 
 def make_router(tmp_path: Path, encoder, **kwargs) -> Router:
-    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0, k=2),
+    # Description texts only (no body signals), so the counts below are one text per skill.
+    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0, k=2, body="none"),
                               index_folder=str(tmp_path / "idx"), encoder=encoder, **kwargs)
 
 
@@ -169,7 +170,8 @@ def test_two_libraries_beside_each_other_keep_their_own_index(tmp_path: Path, en
     assert len(folders) == 3 and all(f.startswith(str(tmp_path / "share" / ".skill-router-index")) for f in folders)
 
     def build(root: Path) -> Router:
-        return Router.from_skills([str(root)], "genkit", RouterConfig(route_above=0), encoder=encoder).build()
+        return Router.from_skills([str(root)], "genkit", RouterConfig(route_above=0, body="none"),
+                                  encoder=encoder).build()
 
     assert build(a).embedded_count == 3
     assert build(b).embedded_count == 2
@@ -184,9 +186,10 @@ def test_an_index_folder_shared_on_purpose_reuses_vectors_but_not_learned_exampl
     a = write_library(tmp_path / "a", SKILLS)
     b = write_library(tmp_path / "b", SKILLS)
     shared = str(tmp_path / "idx")
-    Router.from_skills([str(a)], "genkit", index_folder=shared, encoder=encoder).build()
+    Router.from_skills([str(a)], "genkit", RouterConfig(body="none"), index_folder=shared, encoder=encoder).build()
     append_learned(shared, {"weather-now": ["umbrella today?"]})
-    router = Router.from_skills([str(b)], "genkit", index_folder=shared, encoder=encoder).build()
+    router = Router.from_skills([str(b)], "genkit", RouterConfig(body="none"), index_folder=shared,
+                                encoder=encoder).build()
     assert router.embedded_count == 0  # same texts, same model: the cached vectors serve
     assert all(not s.examples for s in router.skills)
     assert any("learned for another library" in n for n in router.notes)
@@ -273,7 +276,7 @@ def test_a_snapshot_round_trips_the_vectors(built: Path, encoder: Encoder) -> No
     router = make_router(built, encoder).build()
     snapshot = IndexFolder(str(built / "idx")).read(encoder.model_id, encoder.dim)
     assert snapshot is not None
-    keys = [text_key(encoder.model_id, t) for t in router.index_texts()]
+    keys = [text_key(encoder.model_id, t) for t in router.dense_texts()]
     np.testing.assert_array_equal(snapshot.cache.get(keys), router.signals.dense.vectors)
     assert IndexFolder(str(built / "nothing-here")).read(encoder.model_id, encoder.dim) is None
 
@@ -296,7 +299,8 @@ CONCURRENT_BUILD = textwrap.dedent("""
     while not os.path.exists({go!r}):
         time.sleep(0.005)
     for i in range(5):
-        router = Router.from_skills([{skills!r}], "genkit", RouterConfig(route_above=0, body_tokens=1 + i % 2),
+        router = Router.from_skills([{skills!r}], "genkit", RouterConfig(route_above=0, body="none",
+                                                                             body_tokens=1 + i % 2),
                                     index_folder={index!r}, encoder=HashEncoder()).build()
         assert router.rank("broken dates in a CSV", 1), "no ranking"
     print([n for n in router.notes if "waiting" not in n])
