@@ -17,7 +17,7 @@ from router.errors import SkillRouterError
 
 def build_parser() -> argparse.ArgumentParser:
     from router import __version__
-    from router.cli import evaluate, library
+    from router.cli import evaluate, library, serve
     from router.profiles import DEFAULT_PROFILE, profile_names
 
     common = argparse.ArgumentParser(add_help=False)
@@ -44,10 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands, common)
     evaluate.register(commands, common)
+    serve.register(commands, common)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["hook"]:  # a hook runs on every prompt: skip building the whole command line
+        from router.serve.hooks import main as hook
+
+        return hook(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s: %(message)s")
