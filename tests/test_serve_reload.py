@@ -83,7 +83,7 @@ def test_no_request_fails_during_reloads_and_each_sees_one_library(live) -> None
         for i in range(6):
             write_skill(library, "unit-conversion", NEW if i % 2 == 0 else OLD)
             time.sleep(0.7)
-        wait_for(lambda: service.reloads >= before + 3)
+        wait_for(lambda: service.reloads >= before + 2)
     finally:
         stop.set()
         for worker in workers:

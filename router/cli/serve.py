@@ -53,6 +53,11 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-max-bytes", type=int, default=10_000_000, metavar="BYTES",
                    help="rotate the log past this size (default 10 MB; 5 old files kept)")
     p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
+    p.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
+                   help="start watched reloads at most this often (default 2; edits made meanwhile are gathered)")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="torch threads for embedding requests (default 1: batches are encoded one at a time, and "
+                        "one thread keeps latency steady on a shared machine; 0 leaves torch's default)")
 
 
 def is_loopback(host: str) -> bool:
@@ -88,7 +93,8 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
         path = args.log or os.path.join(first.index_folder or ".", LOG_FILE)
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
     service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
-                      decision_log=decision_log, metrics=Metrics())
+                      decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
+                      reload_interval=args.reload_interval)
     watch = [] if args.no_watch or args.catalog else list(args.skills or ["skills"])
     return service, watch
 
@@ -142,9 +148,7 @@ def cmd_mcp(args: Any) -> int:
         print(f"note: skill not loaded: {error}", file=sys.stderr)
     stop = threading.Event()
     if watch:
-        from router.serve.reload import watch_folders
-
-        threading.Thread(target=watch_folders, args=(watch, service.reload, stop), daemon=True).start()
+        service.watch(watch, stop)
     try:
         build_mcp(service).run()  # stdio: stdout carries the protocol, everything else goes to stderr
     finally:

@@ -213,10 +213,7 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
             log.error("could not load the library: %s", service.load_error)
             return
         if watch:
-            from router.serve.reload import watch_folders
-
-            threading.Thread(target=watch_folders, args=(list(watch), service.reload, stop), daemon=True,
-                             name="skill-router-watch").start()
+            service.watch(watch, stop)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:

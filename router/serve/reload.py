@@ -23,8 +23,12 @@ def relevant(path: str) -> bool:
 
 
 def watch_folders(folders: Sequence[str], reload: Callable[[], Any], stop: threading.Event,
-                  debounce_ms: int = 200) -> None:
-    """Call ``reload`` after each burst of relevant changes under ``folders`` until ``stop`` is set."""
+                  debounce_ms: int = 200, interval_s: float = 2.0) -> None:
+    """Call ``reload`` after each burst of relevant changes under ``folders`` until ``stop`` is set, starting
+    reloads at most every ``interval_s`` seconds: a reload re-reads every SKILL.md (about half a second of
+    interpreter time for 700 skills), and a folder that changes every second must not keep it busy."""
+    import time
+
     from watchfiles import watch
 
     try:
@@ -32,7 +36,11 @@ def watch_folders(folders: Sequence[str], reload: Callable[[], Any], stop: threa
                              stop_event=stop, raise_interrupt=False):
             if stop.is_set():
                 return
+            started = time.monotonic()
             log.info("%d skill file(s) changed: reloading", len(changes))
             reload()
+            # changes made meanwhile are gathered by watchfiles and come as one set on the next turn
+            if stop.wait(max(0.0, interval_s - (time.monotonic() - started))):
+                return
     except Exception as exc:  # the server keeps serving the library it has; /v1/reindex still works
         log.error("stopped watching the skill folders: %s", exc)

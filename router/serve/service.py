@@ -235,13 +235,18 @@ class Service:
     """The current router, its reloads, the batcher, and the decision log, shared by HTTP and MCP."""
 
     def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
-                 max_batch: int = 64) -> None:
+                 max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 2.0) -> None:
         self._factory = factory
+        self.torch_threads = torch_threads
+        self.reload_interval = reload_interval
         self.decision_log = decision_log
         self.metrics = metrics
         self._router: Any = None
         self._encoder: SharedEncoder | None = None
-        self._reload_lock = threading.Lock()
+        self._reload_state = threading.Condition()
+        self._reloading = False
+        self._requested = 0  # reload requests so far
+        self._covered = 0  # requests that a finished reload started after
         self.reloads = 0
         self.last_reload: ReloadResult | None = None
         self.load_error: str | None = None
@@ -262,10 +267,18 @@ class Service:
     def load(self) -> ReloadResult:
         """Build the first router (blocking): discover, then index what the index folder does not hold."""
         start = time.perf_counter()
+        if self.torch_threads:
+            # One thread per model call: the worker encodes one batch at a time, and a multi-threaded torch pool
+            # collapses on a shared machine (its threads spin while other processes hold the cores).
+            import torch
+
+            torch.set_num_threads(self.torch_threads)
         first = self._factory(None)
         self._encoder = SharedEncoder(first.encoder)
         router = self._factory(self._encoder)
         router.build()
+        # A warm index loads without the model; load it now, so that the first request is not the one to wait.
+        self._encoder.encode(["warm up"])
         for note in router.notes:
             log.warning("%s", note)
         self._swap(router)
@@ -274,26 +287,56 @@ class Service:
         return result
 
     def reload(self) -> ReloadResult:
-        """Rebuild from the skill folders and swap; on failure the current router stays and the error is kept."""
-        with self._reload_lock:
-            start = time.perf_counter()
-            try:
-                router = self._factory(self._encoder)
-                router.build()
-            except Exception as exc:  # a broken library must not take the running service down
-                message = str(exc) if not isinstance(exc, OSError) else f"{type(exc).__name__}: {exc.strerror}"
-                result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
-                                      time.perf_counter() - start, message=message)
-                log.error("reload failed, still serving the previous library: %s", message)
-                self._count_reload("error")
-            else:
-                self._swap(router)
-                result = self._result(router, time.perf_counter() - start)
-                for error in result.errors:
+        """Rebuild from the skill folders and swap; on failure the current router stays and the error is kept.
+
+        Requests coalesce: a caller waits for a running reload, and callers who asked while it ran share the one
+        reload that starts after it (which sees every change made before they asked)."""
+        with self._reload_state:
+            self._requested += 1
+            ticket = self._requested
+            while self._reloading:
+                self._reload_state.wait()
+            if self._covered >= ticket:
+                assert self.last_reload is not None
+                return self.last_reload
+            self._reloading = True
+            covers = self._requested
+        try:
+            return self._reload()
+        finally:
+            with self._reload_state:
+                self._reloading = False
+                self._covered = covers
+                self._reload_state.notify_all()
+
+    def _reload(self) -> ReloadResult:
+        start = time.perf_counter()
+        before = set(self.last_reload.errors) if self.last_reload else set()
+        try:
+            router = self._factory(self._encoder)
+            router.build()
+        except Exception as exc:  # a broken library must not take the running service down
+            message = str(exc) if not isinstance(exc, OSError) else f"{type(exc).__name__}: {exc.strerror}"
+            result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
+                                  time.perf_counter() - start, message=message)
+            log.error("reload failed, still serving the previous library: %s", message)
+            self._count_reload("error")
+        else:
+            self._swap(router)
+            result = self._result(router, time.perf_counter() - start)
+            for error in result.errors:
+                if error not in before:
                     log.warning("skill not loaded: %s", error)
-                self._count_reload("ok")
-            self.last_reload = result
-            return result
+            self._count_reload("ok")
+        self.last_reload = result
+        return result
+
+    def watch(self, folders: Sequence[str], stop: threading.Event) -> None:
+        """Reload in the background whenever a SKILL.md under ``folders`` changes, until ``stop`` is set."""
+        from router.serve.reload import watch_folders
+
+        threading.Thread(target=watch_folders, args=(list(folders), self.reload, stop), daemon=True,
+                         name="skill-router-watch", kwargs={"interval_s": self.reload_interval}).start()
 
     def _result(self, router: Any, seconds: float) -> ReloadResult:
         found = router.registry.discovery
