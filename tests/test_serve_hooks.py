@@ -189,3 +189,36 @@ def test_an_abstaining_router_prints_nothing(tmp_path: Path) -> None:
             assert client.post("/v1/hooks/claude-code", json=CLAUDE_STDIN).json() == {}
         done, _ = run_hook("claude-code", json.dumps(CLAUDE_STDIN), "--url", url)
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+
+
+def readme_hook_snippets() -> list[dict]:
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", text, re.DOTALL) if "UserPromptSubmit" in b]
+    return [hook for block in blocks for entry in block["hooks"]["UserPromptSubmit"] for hook in entry["hooks"]]
+
+
+def test_the_readme_snippets_work_as_pasted(server) -> None:
+    import shlex
+    from urllib.parse import urlsplit
+
+    url, _ = server
+    snippets = readme_hook_snippets()
+    assert {h["type"] for h in snippets} == {"command", "http"} and len(snippets) == 3
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["SKILL_ROUTER_URL"] = url  # the snippets rely on the default URL; the test server has its own port
+    env["PATH"] = f"{SCRIPT.parent}{os.pathsep}{env.get('PATH', '')}"
+    for hook in snippets:
+        harness = "codex" if "codex" in hook.get("command", hook.get("url", "")) else "claude-code"
+        stdin = CODEX_STDIN if harness == "codex" else CLAUDE_STDIN
+        if hook["type"] == "command":
+            done = subprocess.run(shlex.split(hook["command"]), input=json.dumps(stdin).encode(), env=env,
+                                  capture_output=True, timeout=hook["timeout"])
+            assert done.returncode == 0 and done.stderr == b"", done.stderr
+            answer = json.loads(done.stdout)
+        else:
+            with httpx.Client(base_url=url, trust_env=False) as client:
+                answer = client.post(urlsplit(hook["url"]).path, json=stdin, timeout=hook["timeout"]).json()
+        assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert answer["hookSpecificOutput"]["additionalContext"].startswith(HEADER)

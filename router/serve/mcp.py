@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
 from router.serve.log import new_request_id
 from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
-from router.serve.service import Service
+from router.serve.service import Busy, NotReady, Service
 
 MAX_FILE_BYTES = 1 << 20
 INSTRUCTIONS = (
@@ -87,6 +87,12 @@ def build_mcp(service: Service) -> Any:
         except Exception:  # outside a request (direct calls in tests)
             return None
 
+    def current() -> Any:
+        try:
+            return service.router
+        except NotReady as exc:
+            raise ToolError(str(exc)) from None
+
     def find(router: Any, name: str) -> Any:
         skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
         if skill is None:
@@ -106,7 +112,7 @@ def build_mcp(service: Service) -> Any:
             raise ToolError("query is empty: give the user's request")
         try:
             router, routing, _ = await service.route(query, k)
-        except SkillRouterError as exc:
+        except (SkillRouterError, NotReady, Busy) as exc:
             raise ToolError(str(exc)) from None
         request_id = new_request_id()
         if service.decision_log is not None:
@@ -125,7 +131,7 @@ def build_mcp(service: Service) -> Any:
                                               description="the skill's name, as search_skills returned it")],
                    ctx: Context = None) -> LoadedSkill:
         """Load a skill's instructions (what the harness's skill tool returns)."""
-        router = service.router
+        router = current()
         skill = find(router, name)
         spec = router.tool()
         key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
@@ -143,13 +149,16 @@ def build_mcp(service: Service) -> Any:
                                                    description="relative to the skill's base directory")]
                         ) -> SkillFile:
         """Read a file inside a skill's folder (a script, reference or template it names)."""
-        skill = find(service.router, name)
+        skill = find(current(), name)
         return SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError))
 
     @server.resource("skill://{name}/SKILL.md", mime_type="text/markdown", title="SKILL.md")
     def skill_file(name: str) -> str:
         """A skill's SKILL.md."""
-        router = service.router
+        try:
+            router = service.router
+        except NotReady as exc:
+            raise ResourceError(str(exc)) from None
         skill = router.registry.find(name)
         if skill is None or not skill.path:
             raise ResourceError(f"no skill named '{name}' with a SKILL.md")
