@@ -21,7 +21,7 @@ from pathlib import Path
 
 from common import DATASETS, RESULTS, save
 from router import Router
-from router.cli.evaluate import retrievers_for
+from router.evaluation.retrievers import retrievers_for
 from router.config import RouterConfig
 from router.evaluation import evaluate, load_requests
 from router.evaluation.metrics import best_threshold
@@ -36,7 +36,7 @@ def run(name: str, tools: Path, requests, names=("bm25", "dense", "rrf", "defaul
     router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
                                  index_folder=str(RESULTS.parent / ".index" / tools.parent.name))
     if examples:
-        router.learn(examples)
+        router = router.with_examples(examples)
         names = ("bm25", "dense", "rrf", "default-no-examples", "default")
     retrievers = retrievers_for(router, requests, names, depth=10)
     result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(

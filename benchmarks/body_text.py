@@ -54,7 +54,7 @@ from typing import Any, Sequence
 
 from common import CORPORA, RESULTS, ROOT, save
 from router import Router
-from router.cli.evaluate import retrievers_for
+from router.evaluation.retrievers import retrievers_for
 from router.config import RouterConfig
 from router.evaluation import evaluate, load_requests
 from router.evaluation.labels import Request

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import DATASETS, bulk_signals, read_jsonl, save
+from common import DATASETS, read_jsonl, save
 from router import Router
 from router.config import RouterConfig
-from router.routing import fuse
 
 
 def evaluate(fused: np.ndarray, ids: list[str], golds: list[list[str]], order: np.ndarray) -> dict[str, float]:
@@ -44,13 +43,12 @@ def main() -> None:
     for setup, (tools, queries) in setups.items():
         router = Router.from_catalog(tools, config=RouterConfig(route_above=0)).build()
         rows = read_jsonl(queries)
-        signals = bulk_signals(router, [r["query"] for r in rows])
+        scored = router.score_many([r["query"] for r in rows])
         ids = [s.id for s in router.skills]
-        order = router._order()
+        order = router.order
         golds = [r["gold"] for r in rows]
         for name, (method, weights) in variants.items():
-            fused = np.stack([fuse({k: v[i] for k, v in signals.items()}, weights, method, 60, order)
-                              for i in range(len(rows))])
+            fused = router.with_config(fusion=method, weights={**weights, "examples": 0.0}).fuse(scored)
             results.setdefault(name, {})[setup] = evaluate(fused, ids, golds, order)
             print(f"{setup:14} {name:22} {results[name][setup]}", flush=True)
     save("fusion_choice", {"results": results})

@@ -14,8 +14,8 @@ For each size, measured in a fresh subprocess (``speed.py --one N``) so the peak
 - warm load: a new Router over the same index folder builds with 0 embeddings;
 - refresh: one description changed, a new Router over the same folder embeds exactly 1 text;
 - latency p50/p95 over 200 distinct requests (sentences of real descriptions, truncated and phrased as requests)
-  for query encoding, BM25 scores, dense scores (given the query vector), fusion (``routing.fuse``), ranking
-  (``Router.rank_scores``) and the full hybrid ``Router.rank(query, 5)``; the components of one request are
+  for query encoding, BM25 scores, dense scores (given the query vector), fusion (``Router.fuse``), ranking
+  (``Router.rank_scored``) and the full hybrid ``Router.rank(query, 5)``; the components of one request are
   timed back to back, so their ratios are comparable even on a busy machine;
 - peak memory (``ru_maxrss``) after loading the model alone, and at the end.
 
@@ -186,7 +186,9 @@ def run_one(n: int, threads: int) -> dict[str, Any]:
     import torch
 
     from indexes import Encoder
-    from router.routing import Router, fuse
+    import numpy as np
+
+    from router.routing import Router, Scored
 
     torch.set_num_threads(threads)
     load_start = os.getloadavg()
@@ -222,26 +224,23 @@ def run_one(n: int, threads: int) -> dict[str, Any]:
         _, refresh_s = timed(router.build)
         refresh_embedded = router.embedded_count
 
-        signals, config = router.signals, router.config
-        weights = dict(config.weights)
-        parts: dict[str, list[float]] = {"encode": [], "bm25": [], "dense": [], "fuse": [], "rank_scores": [],
+        signals = router.signals
+        parts: dict[str, list[float]] = {"encode": [], "bm25": [], "dense": [], "fuse": [], "rank": [],
                                          "fuse+rank": [], "hybrid": []}
         top_agree = 0
         for position, query in enumerate(queries[:WARMUP] + queries):
-            vector, t_encode = timed(lambda: router._encode([query])[0])
+            vector, t_encode = timed(lambda: router.encode([query]))
             bm25, t_bm25 = timed(lambda: signals.bm25.scores(query))
-            dense, t_dense = timed(lambda: signals.dense.scores(vector))
-            per_signal = {"bm25": bm25, "dense": dense}
-            if signals.has_examples:
-                per_signal["examples"] = signals.scores(query)["examples"]
-            fused, t_fuse = timed(lambda: fuse(per_signal, weights, config.fusion, config.rrf_k, router._order()))
-            ranked, t_rank = timed(lambda: router.rank_scores(query, fused, per_signal, K))
+            dense, t_dense = timed(lambda: signals.dense.scores(vector[0]))
+            scored = Scored((query,), vector, signals.score([query], vector), {}, np.zeros(0, dtype=np.int64))
+            fused, t_fuse = timed(lambda: router.fuse(scored))
+            ranked, t_rank = timed(lambda: router.rank_scored(scored, K, fused=fused)[0])
             hybrid, t_hybrid = timed(lambda: router.rank(query, K))
             if position < WARMUP:
                 continue
             top_agree += [m.id for m in ranked] == [m.id for m in hybrid]
             for name, seconds in (("encode", t_encode), ("bm25", t_bm25), ("dense", t_dense), ("fuse", t_fuse),
-                                  ("rank_scores", t_rank), ("fuse+rank", t_fuse + t_rank), ("hybrid", t_hybrid)):
+                                  ("rank", t_rank), ("fuse+rank", t_fuse + t_rank), ("hybrid", t_hybrid)):
                 parts[name].append(seconds)
 
         result: dict[str, Any] = {
@@ -296,7 +295,7 @@ def print_table(results: dict[str, dict[str, Any]]) -> None:
         print(f"{n:>6} {r['cold_build_s']:>8.2f} {r['cold_texts_per_s']:>8.1f} {r['index_bytes'] / 1e6:>9.2f} "
               f"{r['warm_load_s']:>8.3f} {r['refresh_s']:>9.3f} {r['refresh_embedded']:>4} "
               f"{r['rss_mb']['after_model_load']:>9.1f} {r['rss_mb']['peak']:>8.1f}")
-    names = ("encode", "bm25", "dense", "fuse", "rank_scores", "fuse+rank", "hybrid")
+    names = ("encode", "bm25", "dense", "fuse", "rank", "fuse+rank", "hybrid")
     print(f"\nlatency, ms p50 / p95 over {QUERIES} requests")
     print(f"{'N':>6} " + " ".join(f"{name:>15}" for name in names))
     for n, r in results.items():

@@ -43,7 +43,8 @@ class Baseline:
 VARIANT_TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
     "baseline \\w+": Baseline(),
     **{
-        "+".join(["split", *([f"{stop}-stop"] if stop != "none" else []), *([f"{stem}-stem"] if stem != "none" else [])]):
+        "+".join(["split", *([f"{stop}-stop"] if stop != "none" else []),
+                  *([f"{stem}-stem"] if stem != "none" else [])]):
         Tokenizer(stopwords=stop, stem=stem)
         for stop in ("none", "lucene", "english")
         for stem in ("none", "s", "light")

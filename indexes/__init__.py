@@ -1,4 +1,4 @@
-"""Index kinds over texts, vectors and ids: BM25, dense (FAISS), exact reference, and rank fusion.
+"""Index kinds over texts, vectors and ids: BM25, dense (exact cosine; FAISS for top-k search), and fusion.
 
 Every index is built by a classmethod (``BM25Index.from_texts``, ``DenseIndex.from_vectors``), answers
 ``search(query, k) -> list[Hit]`` and ``scores(query)``, and persists with a ``save(folder)`` / ``load(folder)``
@@ -15,32 +15,30 @@ __all__ = [
     "BM25Index",
     "DenseIndex",
     "Encoder",
-    "ExactIndex",
+    "fuse_score_arrays",
     "Hit",
     "IndexLoadError",
     "ModelLoadError",
-    "rrf",
+    "tie_order",
     "tokenize",
-    "weighted_fusion",
 ]
 
 _HOMES = {
     "Hit": "indexes.base", "IndexLoadError": "indexes.base", "ModelLoadError": "indexes.base",
     "BM25Index": "indexes.bm25", "DenseIndex": "indexes.dense", "Encoder": "indexes.encoder",
-    "ExactIndex": "indexes.exact", "rrf": "indexes.fusion", "weighted_fusion": "indexes.fusion",
+    "fuse_score_arrays": "indexes.fusion", "tie_order": "indexes.fusion",
 }
 
 # Cheap (no numpy), and binding the function here keeps ``indexes.tokenize`` the function even after the
 # submodule of the same name is imported.
-from indexes.tokenize import tokenize
+from indexes.tokenize import tokenize  # noqa: E402
 
 if TYPE_CHECKING:
     from indexes.base import Hit, IndexLoadError, ModelLoadError
     from indexes.bm25 import BM25Index
     from indexes.dense import DenseIndex
     from indexes.encoder import Encoder
-    from indexes.exact import ExactIndex
-    from indexes.fusion import rrf, weighted_fusion
+    from indexes.fusion import fuse_score_arrays, tie_order
 
 
 def __getattr__(name: str) -> Any:

@@ -25,6 +25,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from indexes.fusion import tie_order
+
 FORMAT_VERSION = 1
 MANIFEST = "index.json"
 
@@ -88,13 +90,6 @@ def top_hits(
     return [Hit(ids[i], float(scores[i]), rank) for rank, i in enumerate(pool[order].tolist(), start=1)]
 
 
-def id_positions_in_sorted_order(ids: Sequence[str]) -> np.ndarray:
-    """Return ``order`` with ``order[i]`` = rank of ``ids[i]`` among the sorted ids (the tie-break key)."""
-    order = np.empty(len(ids), dtype=np.intp)
-    order[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(len(ids))
-    return order
-
-
 def check_ids(ids: Sequence[str], n_documents: int) -> tuple[str, ...]:
     """Validate ids (strings, unique, one per document) and return them as a tuple."""
     ids = tuple(ids)
@@ -122,7 +117,7 @@ class Index(ABC):
 
     def __init__(self, ids: tuple[str, ...]) -> None:
         self._ids = ids
-        self._id_order = id_positions_in_sorted_order(ids)
+        self._id_order = tie_order(ids)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -217,3 +212,42 @@ def read_array(path: Path, *, dtype: np.dtype | type, ndim: int) -> np.ndarray:
             f"{np.dtype(dtype)}: rebuild the index"
         )
     return array
+
+
+UNIT_NORM_TOLERANCE = 1e-3
+
+
+def check_unit_vectors(vectors: np.ndarray, n_ids: int | None = None) -> np.ndarray:
+    """Return ``vectors`` as a C-contiguous float32 (n, dim) array, refusing rows that are not L2-normalised."""
+    array = np.asarray(vectors)
+    if array.ndim != 2:
+        raise ValueError(f"vectors must be a 2-d (n, dim) array, got shape {array.shape}")
+    if n_ids is not None and array.shape[0] != n_ids:
+        raise ValueError(f"got {n_ids} ids for {array.shape[0]} vectors: give exactly one id per vector")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    norms = np.linalg.norm(array.astype(np.float64), axis=1)
+    bad = np.flatnonzero(np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE)
+    if len(bad):
+        raise ValueError(
+            f"vector {int(bad[0])} has L2 norm {norms[bad[0]]:.4f}, not 1: normalise vectors "
+            "(Encoder.encode already does) before indexing"
+        )
+    return array
+
+
+def check_query_vector(query: np.ndarray, dim: int) -> np.ndarray:
+    """Return a query vector as float64 of shape (dim,); accepts (dim,) or (1, dim)."""
+    array = np.asarray(query, dtype=np.float64)
+    if array.ndim == 2 and array.shape[0] == 1:
+        array = array[0]
+    if array.shape != (dim,):
+        raise ValueError(f"query vector has shape {np.shape(query)}, the index holds {dim}-d vectors")
+    return array
+
+
+def read_vectors(folder: Path, n_ids: int) -> np.ndarray:
+    """The ``vectors.npy`` a vector index saved, checked to hold one row per id."""
+    vectors = read_array(folder / "vectors.npy", dtype=np.float32, ndim=2)
+    if len(vectors) != n_ids:
+        raise IndexLoadError(f"'{folder / 'vectors.npy'}' has {len(vectors)} rows for {n_ids} ids: rebuild")
+    return vectors

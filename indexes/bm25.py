@@ -146,7 +146,8 @@ class BM25Index(Index):
         # Same float64 expressions, in the same order, as rank_bm25's get_scores, so sums agree bit for bit.
         if params.variant == "plus":
             values = term_idf * (
-                params.delta + (q_freq * (params.k1 + 1)) / (params.k1 * (1 - params.b + params.b * doc_len / model.avgdl) + q_freq)
+                params.delta + (q_freq * (params.k1 + 1))
+                / (params.k1 * (1 - params.b + params.b * doc_len / model.avgdl) + q_freq)
             )
             term_constant = idf * (params.delta + 0.0)
         else:
@@ -226,7 +227,8 @@ class BM25Index(Index):
             )
             tokenizer = Tokenizer.from_dict(raw["tokenizer"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise IndexLoadError(f"'{folder / 'index.json'}' has bad BM25 parameters ({exc}): rebuild the index") from None
+            raise IndexLoadError(f"'{folder / 'index.json'}' has bad BM25 parameters ({exc}): rebuild the "
+                                 "index") from None
         vocabulary = read_json(folder / "vocabulary.json")
         if not isinstance(vocabulary, list) or not all(isinstance(term, str) for term in vocabulary):
             raise IndexLoadError(f"'{folder / 'vocabulary.json'}' is not a list of terms: rebuild the index")

@@ -195,7 +195,8 @@ class Tokenizer:
     def from_dict(cls, data: dict[str, object]) -> Tokenizer:
         """Inverse of :meth:`to_dict`."""
         return cls(
-            split_identifiers=bool(data["split_identifiers"]), stopwords=data["stopwords"], stem=data["stem"]
+            split_identifiers=bool(data["split_identifiers"]), stopwords=data["stopwords"],  # type: ignore[arg-type]
+            stem=data["stem"],  # type: ignore[arg-type]
         )
 
 

@@ -33,6 +33,10 @@ def parse_jsonl(text: str, path: str | os.PathLike[str], error: type[CatalogErro
 def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
     """Read a JSONL catalogue. Each row becomes a :class:`Skill` with ``id`` = the row's id (``name`` when absent).
 
+    Catalogue names may repeat (tool catalogues reuse names across providers); ids may not. A row whose name an
+    earlier row already has is named by its id instead, so every command (``list``, ``use``, ``prompt``,
+    ``route``) sees the same unique names; a row whose id is also taken as a name is an error.
+
     Raises :class:`CatalogError` naming the file and line for unreadable files, bad JSON, missing fields and
     repeated ids.
     """
@@ -47,6 +51,7 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
         raise CatalogError(f"catalogue '{path}' cannot be read: {exc}") from None
     skills: list[Skill] = []
     seen: set[str] = set()
+    names: dict[str, int] = {}
     for number, row in parse_jsonl(text, path):
         if not isinstance(row, dict):
             raise CatalogError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
@@ -65,6 +70,12 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
         examples = row.get("examples", [])
         if not isinstance(examples, list) or not all(isinstance(e, str) for e in examples):
             raise CatalogError(f"{path}:{number}: 'examples' of '{ident}' must be a list of strings")
+        if name in names:
+            if ident in names:
+                raise CatalogError(f"{path}:{number}: name '{name}' repeats line {names[name]} and id '{ident}' is "
+                                   f"already a name too: give the row a unique id")
+            name = ident
+        names[name] = number
         metadata = {k: v for k, v in row.items() if k not in ("id", "name", "description", "examples")}
         skills.append(Skill(name=name, description=description.strip(), id=ident, metadata=metadata,
                             examples=tuple(examples)))

@@ -18,14 +18,16 @@ from router.texts import BODY_MODES, BodyMode
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
-SIGNALS = ("bm25", "dense", "examples")
+SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense")
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion, BM25 at half the dense weight beats the best single index on
 # both MetaTool (dense) and Seal-Tools (BM25) (benchmarks/fusion_choice.py). The example weight trades off libraries
 # with many examples against libraries with few (`skill-router tune`, dev requests as cross-validated examples; MRR):
 # MetaTool dev (~17 per tool) 78.8 / 82.5 / 83.5 at weights 1 / 2 / 4, the bundled library's dev (2 per skill) 95.8 /
-# 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library.
-DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0}
+# 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library. The body signals (the first 150 words of
+# the SKILL.md body, BM25 at 0.25 and dense at 0.5) were chosen on the union of the dev sets (real corpora, bundled,
+# MetaTool, Seal-Tools; benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below before.
+DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.25, "body_dense": 0.5}
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ class RouterConfig:
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
     on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
-    body: which body text to index (``none``, ``headings``, ``lead``), body_tokens: words of ``lead``.
+    body: which part of each SKILL.md body the ``body_bm25`` and ``body_dense`` signals index (``none``,
+        ``headings``, ``lead``, ``both``); body_tokens: words of ``lead``.
+    dense_name: embed the name words with the description (False: the description alone, chosen on dev).
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
     """
@@ -56,8 +60,9 @@ class RouterConfig:
     rrf_k: int = 60
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
-    body: BodyMode = "none"
-    body_tokens: int = 100
+    body: BodyMode = "lead"
+    body_tokens: int = 150
+    dense_name: bool = False
     model: str | None = None
     context_weight: float = 0.3
 
@@ -91,6 +96,8 @@ class RouterConfig:
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
             raise ConfigError(f"context_weight must be a number >= 0, got {self.context_weight!r}")
+        if not isinstance(self.dense_name, bool):
+            raise ConfigError(f"dense_name must be true or false, got {self.dense_name!r}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
             raise ConfigError(f"model must be a model path or name, or null for the bundled model, got {self.model!r}")
 

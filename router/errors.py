@@ -13,7 +13,9 @@ reason is reported (``Router.notes``).
     ├── RegistryError         a registration the registry refuses (repeated path or name)
     ├── SkillToolError        a skill-tool call the harness fails (the profile decides which errors fail)
     ├── PathEscapeError       a strict path resolution that leaves the skill folder
-    └── ModelError            an embedding model that cannot be loaded offline
+    ├── ModelError            an embedding model that cannot be loaded offline
+    └── IndexSaveError        ``skill-router index`` could not write the index folder (routing carries on from
+                              memory elsewhere, with a note)
 """
 
 from __future__ import annotations
@@ -56,3 +58,7 @@ class PathEscapeError(SkillRouterError, PermissionError):
 
 class ModelError(SkillRouterError):
     """The embedding model cannot be loaded (offline, missing files, wrong name)."""
+
+
+class IndexSaveError(SkillRouterError, OSError):
+    """The index folder cannot be written (not a folder, read-only, or locked for too long)."""

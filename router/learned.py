@@ -22,20 +22,26 @@ def load_learned(folder: str | None) -> dict[str, list[str]]:
     if not path or not os.path.isfile(path):
         return {}
     learned: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                key, query = row["id"], row["query"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise CatalogError(f"{path}:{number}: not a learned example row; fix or delete the line") from None
-            if not isinstance(query, str) or not isinstance(key, (str, int)) or isinstance(key, bool):
-                # str() would turn a null query into the example request "None"
-                raise CatalogError(f"{path}:{number}: 'id' must be a string and 'query' a string, got "
-                                   f"{key!r} and {query!r}; fix or delete the line")
-            learned.setdefault(str(key), []).append(query)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); fix or delete the file") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key, query = row["id"], row["query"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise CatalogError(f"{path}:{number}: not a learned example row; fix or delete the line") from None
+        if not isinstance(query, str) or not isinstance(key, (str, int)) or isinstance(key, bool):
+            # str() would turn a null query into the example request "None"
+            raise CatalogError(f"{path}:{number}: 'id' must be a string and 'query' a string, got "
+                               f"{key!r} and {query!r}; fix or delete the line")
+        learned.setdefault(str(key), []).append(query)
     return learned
 
 

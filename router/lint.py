@@ -122,7 +122,7 @@ def _raw_line_warnings(text: str) -> list[str]:
     """Warnings read off the raw frontmatter lines, where the harnesses' parsers part ways."""
     warnings = []
     lines = text.replace("\r\n", "\n").lstrip("\ufeff").split("\n")
-    for index, line in enumerate(lines[1:], start=1):
+    for _, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
             break
         key, sep, value = line.partition(":")

@@ -1,75 +1,46 @@
 """The skill registry: the skills a harness can load by name, in registration order.
 
-Built by discovery (:meth:`SkillRegistry.discover`), from a JSONL catalogue, or by hand, and changed at run time.
+Built from what a profile discovered (:func:`router.library.discover`), from a JSONL catalogue, or by hand.
 Registration follows the unreal harness's registry, the strictest of the three: a repeated path or name is
-refused. Lookups are exact and case-sensitive. The skill tool loads any registered skill, whether or not a router
-showed it in the catalogue.
+refused. Lookups are exact and case-sensitive. Skills are keyed by id, which is the name unless a profile keeps
+same-named skills apart (codex lists every one of them and gives the later ones ids ``name#2``, ...); a lookup by
+name then finds the first. The skill tool loads any registered skill, whether or not a router showed it in the
+catalogue.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
-from router.errors import RegistryError, SkillNotFoundError, SkillsFolderError
-from router.profiles import Discovery, Profile, get_profile
+from router.errors import RegistryError, SkillNotFoundError
+from router.profiles.base import Discovery
 from router.profiles.base import go_quote
 from router.skill import Skill
-
-
-def check_roots(roots: Sequence[str | os.PathLike[str]]) -> None:
-    """Raise :class:`SkillsFolderError` naming the first root that is not an existing folder."""
-    for root in roots:
-        if not os.path.isdir(root):
-            what = "is not a folder" if os.path.exists(root) else "does not exist"
-            raise SkillsFolderError(f"skills folder '{os.fspath(root)}' {what}: pass --skills with a folder that "
-                                    "holds one sub-folder per skill")
 
 
 class SkillRegistry:
     """Skills by exact name, in registration order."""
 
     def __init__(self, skills: Iterable[Skill] = (), *, discovery: Discovery | None = None) -> None:
-        self._by_name: dict[str, Skill] = {}
+        self._by_id: dict[str, Skill] = {}
+        self._by_name: dict[str, Skill] = {}  # the first skill of each name
         self._paths: set[str] = set()
         self._snapshot: tuple[Skill, ...] | None = None
         self.discovery = discovery
         for skill in skills:
             self.register(skill)
 
-    @classmethod
-    def discover(cls, roots: Sequence[str | os.PathLike[str]] | None = None, profile: str | Profile = "agentskills",
-                 *, require_roots: bool = False) -> "SkillRegistry":
-        """Discover skills under ``roots`` with ``profile``'s rules.
-
-        With ``require_roots`` a root that is not an existing folder raises :class:`SkillsFolderError` (what a
-        command-line user wants); otherwise the profile's own behaviour applies (skip, with a warning).
-        """
-        profile = get_profile(profile)
-        if require_roots and roots is not None:
-            check_roots(roots)
-        found = profile.discover(roots)
-        return cls(found.skills, discovery=found)
-
     def register(self, skill: Skill) -> None:
         """Add a skill; refuses a path or name that is already registered."""
         if skill.path and skill.path in self._paths:
             raise RegistryError(f"skill path {go_quote(skill.path)} is already registered")
-        if skill.name in self._by_name:
-            raise RegistryError(f"skill name {go_quote(skill.name)} is already registered")
-        self._by_name[skill.name] = skill
+        if skill.id in self._by_id or (skill.id == skill.name and skill.name in self._by_name):
+            raise RegistryError(f"skill name {go_quote(skill.id)} is already registered")
+        self._by_id[skill.id] = skill
+        self._by_name.setdefault(skill.name, skill)
         self._snapshot = None
         if skill.path:
             self._paths.add(skill.path)
-
-    def unregister(self, name: str) -> Skill:
-        """Remove and return the skill called ``name``."""
-        skill = self._by_name.pop(name, None)
-        if skill is None:
-            raise SkillNotFoundError(self._unknown(name))
-        self._snapshot = None
-        self._paths.discard(skill.path)
-        return skill
 
     def find(self, name: str) -> Skill | None:
         """The skill called exactly ``name``, or None."""
@@ -94,19 +65,21 @@ class SkillRegistry:
         return iter(self.skills)
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return len(self._by_id)
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self._by_name)
+        """Every skill's name, in registration order (a name repeats only where a profile keeps same-named
+        skills apart by id)."""
+        return tuple(s.name for s in self.skills)
 
     @property
     def skills(self) -> tuple[Skill, ...]:
         """The skills in registration order; the same tuple until the registry changes, so callers can cache
         what they derive from it by identity."""
         if self._snapshot is None:
-            self._snapshot = tuple(self._by_name.values())
+            self._snapshot = tuple(self._by_id.values())
         return self._snapshot

@@ -1,75 +1,67 @@
-"""The three signals a router fuses, computed as one score per skill.
+"""The three signals a router fuses, each one score per skill, and how they are built from a library.
 
 - ``bm25``: lexical BM25 over the index text (``indexes.bm25``).
 - ``dense``: cosine of the request with the index text's embedding (``indexes.dense``).
 - ``examples``: cosine of the request with the nearest example request of each skill. A skill's own index text
   counts as one of its examples, so a skill without examples keeps its description's score and is not pushed
   down by skills that have many.
+- ``body_bm25`` / ``body_dense``: BM25 over, and cosine with the embedding of, part of each skill's SKILL.md body
+  (``RouterConfig.body``). Separate signals, so the description keeps its own weight; a skill without body text
+  scores 0 in ``body_bm25`` and keeps its description's cosine in ``body_dense``. Absent when no skill has body
+  text (a tool catalogue), so such libraries route exactly as without them.
 
-Scores are arrays in skill order; fusion and ranking happen in :mod:`router.routing`.
+:func:`build_signals` builds them with the index folder as a cache: when the folder holds the index of exactly
+these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded. Scores
+are arrays in skill order (one row per request); fusion and the ranking rules are :mod:`indexes.fusion` and
+:mod:`router.ranking`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from router.skill import Skill
+from router.store import EmbeddingCache, IndexFolder, StaleIndex, index_signature, text_key
 
 if TYPE_CHECKING:
     from indexes import BM25Index, DenseIndex
 
+EXAMPLE_BLOCK = 512
 
-@dataclass
+
+@dataclass(frozen=True)
 class Signals:
-    """Built indexes for one library, and how to encode a request."""
+    """Built indexes for one library: BM25, the dense vectors, and every example request's vector."""
 
     ids: tuple[str, ...]
     bm25: "BM25Index"
     dense: "DenseIndex"
     example_vectors: np.ndarray  # (m, d): examples of all skills
     example_owner: np.ndarray  # (m,): the skill position each example belongs to
-    encode: Callable[[list[str]], np.ndarray]
-
-    @classmethod
-    def build(cls, skills: Sequence[Skill], texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
-              encode: Callable[[list[str]], np.ndarray], *, approximate_above: int | None = None,
-              bm25: "BM25Index | None" = None, dense: "DenseIndex | None" = None) -> "Signals":
-        """Index ``texts`` (one per skill, in order) and the skills' examples. ``embed`` may serve cached
-        vectors; ``encode`` always computes (used for requests). ``bm25`` and ``dense`` are indexes already built
-        from the same texts (loaded from an index folder); they are built here when None."""
-        from indexes import BM25Index, DenseIndex
-
-        ids = tuple(s.id for s in skills)
-        if bm25 is None:
-            bm25 = BM25Index.from_texts(ids, texts)
-        if dense is None:
-            dense = DenseIndex.from_vectors(ids, embed(list(texts)), approximate_above=approximate_above)
-        examples = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
-        if examples:
-            example_vectors = embed([e for _, e in examples])
-            owner = np.array([i for i, _ in examples], dtype=np.int64)
-        else:
-            example_vectors = np.zeros((0, dense.dim), dtype=np.float32)
-            owner = np.zeros(0, dtype=np.int64)
-        return cls(ids, bm25, dense, example_vectors, owner, encode)
-
-    def scores(self, text: str) -> dict[str, np.ndarray]:
-        """One float64 score per skill for each signal."""
-        lexical = self.bm25.scores(text)
-        query = self.encode([text])[0]
-        dense = self.dense.scores(query)
-        examples = example_scores(query[None, :], self.example_vectors, self.example_owner, dense[None, :])[0]
-        return {"bm25": lexical, "dense": dense, "examples": examples}
+    body_bm25: "BM25Index | None" = None
+    body_dense: "DenseIndex | None" = None
 
     @property
     def has_examples(self) -> bool:
         return len(self.example_owner) > 0
 
-
-EXAMPLE_BLOCK = 512
+    def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        """Each signal's scores for ``texts`` (with their unit embeddings ``vectors``), shape (requests, skills).
+        ``examples`` is present only when the library has example requests."""
+        lexical = [self.bm25.scores(t) for t in texts]
+        dense = self.dense.scores_many(vectors) if len(texts) else np.zeros((0, len(self.ids)))
+        out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.ids))), "dense": dense}
+        if self.has_examples:
+            out["examples"] = example_scores(vectors, self.example_vectors, self.example_owner, dense)
+        if self.body_bm25 is not None and self.body_dense is not None:
+            out["body_bm25"] = np.stack([self.body_bm25.scores(t) for t in texts]) if len(texts) else \
+                np.zeros((0, len(self.ids)))
+            out["body_dense"] = self.body_dense.scores_many(vectors) if len(texts) else np.zeros((0, len(self.ids)))
+        return out
 
 
 def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -88,3 +80,86 @@ def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray
         sims = (queries[block] @ vectors.T).astype(np.float64)
         out[block, columns] = np.maximum(out[block, columns], np.maximum.reduceat(sims, starts, axis=1))
     return out
+
+
+@dataclass
+class BuildReport:
+    """What building did: texts embedded, whether the folder was written (None: nothing to write), notes."""
+
+    embedded: int = 0
+    saved: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts: Sequence[str] | None = None,
+                  body_texts: Sequence[str] = (), model_id: str, dim: int,
+                  encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
+                  parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
+    """Build the signals of ``skills`` (``texts``: one index text each, in order).
+
+    ``dense_texts`` are what the dense signal embeds (``texts`` when None); ``body_texts`` (one per skill, '' for
+    none) feed the body signals. ``encode`` embeds texts the folder does not
+    hold (it is only called when some are missing, so a current index
+    loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that
+    cannot be written is reported in the notes (``saved`` False) and routing carries on from memory.
+    """
+    from indexes import BM25Index, DenseIndex
+
+    report = BuildReport()
+    ids = tuple(s.id for s in skills)
+    embedded = list(texts if dense_texts is None else dense_texts)
+    keys = [text_key(model_id, t) for t in embedded]
+    hashes = {i: text_key(model_id, f"{t}\0{e}") for i, t, e in zip(ids, texts, embedded)}
+    signature = index_signature(hashes, parameters)
+    pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
+    example_texts = [e for _, e in pairs]
+    example_keys = [text_key(model_id, e) for e in example_texts]
+    bodies = list(body_texts) if any(t.strip() for t in body_texts) else []
+    body_rows = [i for i, t in enumerate(bodies) if t.strip()]
+    body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
+    names = ("bm25", "dense", "body_bm25", "body_dense") if bodies else ("bm25", "dense")
+
+    snapshot = None
+    if folder is not None:
+        try:
+            snapshot = folder.read(model_id, dim)
+        except StaleIndex as exc:
+            report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
+    cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
+    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index, "body_dense": DenseIndex}
+    built: dict[str, Any] = {}
+    if snapshot is not None and snapshot.signature == signature:
+        try:
+            built = {name: snapshot.load_index(name, kinds[name]) for name in names}
+        except StaleIndex as exc:
+            report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
+            built = {}
+    if "dense" not in built:
+        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, embedded, encode))
+    if "bm25" not in built:
+        built["bm25"] = BM25Index.from_texts(ids, list(texts))
+    if bodies and "body_bm25" not in built:
+        built["body_bm25"] = BM25Index.from_texts(ids, bodies)
+    if bodies and "body_dense" not in built:
+        # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
+        vectors = np.array(built["dense"].vectors, dtype=np.float32)
+        vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
+        built["body_dense"] = DenseIndex.from_vectors(ids, vectors)
+    example_vectors = cache.embed(example_keys, example_texts, encode)
+    owner = np.array([i for i, _ in pairs], dtype=np.int64)
+    signals = Signals(ids, built["bm25"], built["dense"], example_vectors, owner, built.get("body_bm25"),
+                      built.get("body_dense"))
+
+    report.embedded = cache.added
+    current = snapshot is not None and snapshot.signature == signature and not report.notes and not cache.added
+    if persist and folder is not None and not current:
+        try:
+            folder.write(cache.pruned(keys + example_keys + body_keys), {n: built[n] for n in names},
+                         model_id=model_id,
+                         dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
+            report.saved = True
+        except OSError as exc:
+            report.saved = False
+            report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
+    report.notes.extend(folder.notes if folder is not None else ())
+    return signals, report

@@ -1,53 +1,62 @@
-"""The persistent, incremental index: a folder of plain files that caches embeddings by content.
+"""The persistent index: an embedding cache kept by content, in a folder of plain files that no reader waits for.
 
-Layout (``FORMAT`` 1)::
+Two parts:
 
-    manifest.json   format, package version, model id and dimension, parameters, per-skill content hashes,
-                    and the sha256 of every array file (to detect truncation and corruption)
-    vectors.npy     float32 embeddings, one row per distinct embedded text (saved with pickling off)
-    keys.json       the content hash of each row of vectors.npy
-    bm25/, dense/   the built indexes in their own formats (``.npy`` arrays, FAISS's writer), each with the
-                    signature of the skills and parameters it was built from; a folder whose signature does not
-                    match, or that does not load, is rebuilt (cheaply: the embeddings come from vectors.npy)
+- :class:`EmbeddingCache` (in memory, no files): vectors by the content hash of their text, so a text is embedded
+  once per model (simonw/llm keeps embeddings the same way) and rebuilding after one skill changed embeds only
+  that skill's text.
+- :class:`IndexFolder`: the folder on disk. Layout (``FORMAT`` 2)::
 
-A text's key is ``sha256(model id + NUL + text)``, so an embedding is computed once per distinct text and
-model: rebuilding after one skill changed embeds only that skill's text (simonw/llm keeps embeddings the same
-way). The skills are the source of truth: an index that is corrupt, truncated, of another format or of another
-model is rebuilt from them and the reason is reported, never lost work. Writes go to temporary files renamed into
-place (atomic on POSIX), under a file lock, so two processes building at once cannot interleave.
+      manifest.json        format, package version, the library it was built for, model id and dimension,
+                           parameters, per-skill content hashes, the signature the built indexes were made
+                           from, the generation folder, and the sha256 of every file in it
+      gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/ and dense/ (built indexes)
+      learned-examples.jsonl   examples added by ``skill-router learn`` (append-only, see router.learned)
+
+  A save writes a new generation beside the old one and then replaces ``manifest.json`` (an atomic rename), so a
+  reader sees the old index or the new one, never a mix, and never takes a lock: it reads the manifest, then the
+  files it names, checking each one's checksum; if a writer removed a generation meanwhile, it reads again.
+  Writers exclude each other with one file lock (:func:`exclusive`) and say so when they wait for more than two
+  seconds. Each save removes what a killed writer left behind (``*.tmp`` files, generations no manifest names).
+
+Embeddings are keyed by content and model only, so a folder shared by two libraries (an explicit ``--index-dir``)
+still saves embedding work; the built indexes are rebuilt when the skills differ, and learned examples are only
+read by the library they were learned for (:meth:`IndexFolder.built_for`).
+
+The skills are the source of truth: an index that is corrupt, truncated, of another format or model, or
+whose files do not match their checksums is rebuilt from them, with a note saying what was wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 VECTORS = "vectors.npy"
 KEYS = "keys.json"
+LOCK = ".lock"
 LOCK_TIMEOUT_S = 600
+LOCK_NOTICE_S = 2.0
+READ_ATTEMPTS = 3
 
 
 def text_key(model_id: str, text: str) -> str:
     """The content hash an embedding is cached under."""
     return hashlib.sha256(f"{model_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _sha256_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def index_signature(skill_hashes: Mapping[str, str], parameters: Mapping[str, Any]) -> str:
@@ -56,207 +65,318 @@ def index_signature(skill_hashes: Mapping[str, str], parameters: Mapping[str, An
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-SIGNATURE = "signature.txt"
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class StaleIndex(Exception):
     """Why a persisted index cannot be used as it is (the caller rebuilds and reports it)."""
 
 
-@dataclass
-class EmbeddingStore:
-    """Embeddings cached by content in ``folder`` for one model.
+# -- the cache ---------------------------------------------------------------------------------------------------
+class EmbeddingCache:
+    """Unit vectors by content key for one model and dimension (in memory)."""
 
-    ``notes`` collects what happened while loading (a rebuild and its reason) so callers can report it.
-    """
-
-    folder: str
-    model_id: str
-    dim: int
-    package_version: str = "0"
-    notes: list[str] = field(default_factory=list)
-    _rows: dict[str, int] = field(default_factory=dict, repr=False)
-    _vectors: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    _dirty: bool = field(default=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._vectors = np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            self._load()
-        except StaleIndex as exc:
-            self.notes.append(f"index at {self.folder} {exc}; rebuilding it from the skills")
-            self._rows, self._vectors = {}, np.zeros((0, self.dim), dtype=np.float32)
-
-    # -- reading ------------------------------------------------------------------------------------------------
-    def _load(self) -> None:
-        if not self.folder:  # an in-memory store: never read a manifest.json from the working folder
-            return
-        manifest_path = os.path.join(self.folder, MANIFEST)
-        if not os.path.exists(manifest_path):
-            return
-        from filelock import FileLock, Timeout
-
-        # Read under the writers' lock: a concurrent save replaces three files one after the other, and reading
-        # between two replacements would see mismatched checksums and rebuild for nothing.
-        lock = FileLock(os.path.join(self.folder, ".lock"))
-        try:
-            with lock.acquire(timeout=LOCK_TIMEOUT_S):
-                self._read(manifest_path)
-        except Timeout:
-            raise StaleIndex(f"is locked by another process for over {LOCK_TIMEOUT_S} s") from None
-        except OSError as exc:  # a read-only index folder where the lock file cannot be created
-            if os.access(self.folder, os.W_OK):
-                raise StaleIndex(f"cannot be read ({exc})") from None
-            self._read(manifest_path)
-
-    def _read(self, manifest_path: str) -> None:
-        try:
-            with open(manifest_path, encoding="utf-8") as handle:
-                manifest = json.load(handle)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise StaleIndex(f"has an unreadable manifest ({exc})") from None
-        if not isinstance(manifest, dict):
-            raise StaleIndex("has a manifest that is not a JSON object")
-        if manifest.get("format") != FORMAT:
-            raise StaleIndex(f"has format {manifest.get('format')!r}, this version reads format {FORMAT}")
-        if manifest.get("model") != self.model_id or manifest.get("dim") != self.dim:
-            raise StaleIndex(f"was built with model {manifest.get('model')!r} (dim {manifest.get('dim')}), the router "
-                             f"is configured with {self.model_id!r} (dim {self.dim})")
-        files = manifest.get("files", {})
-        for name in (VECTORS, KEYS):
-            path = os.path.join(self.folder, name)
-            if not os.path.exists(path):
-                raise StaleIndex(f"is missing {name}")
-            if files.get(name) != _sha256_file(path):
-                raise StaleIndex(f"has a corrupt or truncated {name} (checksum mismatch)")
-        try:
-            vectors = np.load(os.path.join(self.folder, VECTORS), allow_pickle=False)
-            with open(os.path.join(self.folder, KEYS), encoding="utf-8") as handle:
-                keys = json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise StaleIndex(f"cannot be read ({exc})") from None
-        if vectors.ndim != 2 or vectors.shape != (len(keys), self.dim) or vectors.dtype != np.float32:
-            raise StaleIndex(f"holds vectors of shape {vectors.shape}, expected ({len(keys)}, {self.dim})")
+    def __init__(self, dim: int, keys: Sequence[str] = (), vectors: np.ndarray | None = None) -> None:
+        self.dim = dim
         self._rows = {key: row for row, key in enumerate(keys)}
-        self._vectors = vectors
+        self._vectors = np.zeros((0, dim), dtype=np.float32) if vectors is None else vectors
+        self.added = 0
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    # -- embedding ----------------------------------------------------------------------------------------------
-    def embed(self, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        """Vectors for ``texts``, computing with ``encode`` only those not cached yet."""
-        keys = [text_key(self.model_id, t) for t in texts]
-        missing: dict[str, str] = {}
-        for key, text in zip(keys, texts):
-            if key not in self._rows and key not in missing:
-                missing[key] = text
-        if missing:
-            fresh = np.asarray(encode(list(missing.values())), dtype=np.float32)
-            start = len(self._rows)
-            for offset, key in enumerate(missing):
-                self._rows[key] = start + offset
-            self._vectors = np.concatenate([self._vectors, fresh.reshape(len(missing), self.dim)])
-            self._dirty = True
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def missing(self, keys: Sequence[str]) -> list[str]:
+        """The distinct keys not cached yet, in first-seen order."""
+        return [k for k in dict.fromkeys(keys) if k not in self._rows]
+
+    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Cache ``vectors`` (one row per key) under ``keys``; keys already cached keep their vector."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in self._rows:
+                first.setdefault(key, i)
+        fresh = list(first.values())
+        start = len(self._rows)
+        for offset, i in enumerate(fresh):
+            self._rows[keys[i]] = start + offset
+        if fresh:
+            self._vectors = np.concatenate([self._vectors, vectors[fresh]])
+            self.added += len(fresh)
+
+    def get(self, keys: Sequence[str]) -> np.ndarray:
+        """The vectors of ``keys`` (all must be cached), one row each."""
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._vectors[[self._rows[k] for k in keys]]
 
-    # -- writing ------------------------------------------------------------------------------------------------
-    def save(self, parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], *, keep: Sequence[str] = ()
-             ) -> None:
-        """Write the cache atomically under a lock. Rows not used by ``keep`` texts' keys are dropped when
-        ``keep`` is given, so the folder does not grow without bound as skills change."""
-        from filelock import FileLock, Timeout
+    def embed(self, keys: Sequence[str], texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]
+              ) -> np.ndarray:
+        """The vectors of ``texts`` (under ``keys``), encoding only the texts not cached yet."""
+        text_of = dict(zip(keys, texts))
+        missing = self.missing(keys)
+        if missing:
+            self.add(missing, encode([text_of[k] for k in missing]))
+        return self.get(keys)
 
-        os.makedirs(self.folder, exist_ok=True)
-        if keep:
-            wanted = [k for k in dict.fromkeys(keep) if k in self._rows]
-            self._vectors = self._vectors[[self._rows[k] for k in wanted]] if wanted else self._vectors[:0]
-            self._rows = {k: i for i, k in enumerate(wanted)}
-        keys = sorted(self._rows, key=self._rows.get)
-        lock = FileLock(os.path.join(self.folder, ".lock"))
+    def pruned(self, keep: Sequence[str]) -> EmbeddingCache:
+        """A cache holding only the ``keep`` keys that are cached, so the folder does not grow without bound."""
+        wanted = [k for k in dict.fromkeys(keep) if k in self._rows]
+        return EmbeddingCache(self.dim, wanted, self.get(wanted))
+
+    def arrays(self) -> tuple[list[str], np.ndarray]:
+        keys = sorted(self._rows, key=self._rows.__getitem__)
+        return keys, self._vectors
+
+
+# -- the folder ---------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def exclusive(folder: str, notes: list[str] | None = None) -> Iterator[None]:
+    """Hold the folder's writer lock; a wait longer than :data:`LOCK_NOTICE_S` is said on stderr (and in
+    ``notes``), a wait longer than :data:`LOCK_TIMEOUT_S` raises OSError naming the lock file."""
+    from filelock import FileLock, Timeout
+
+    os.makedirs(folder, exist_ok=True)
+    lock = FileLock(os.path.join(folder, LOCK))
+    try:
+        lock.acquire(timeout=LOCK_NOTICE_S)
+    except Timeout:
+        message = f"waiting for another process that is writing the index at {folder}"
+        print(f"note: {message}", file=sys.stderr)
+        if notes is not None:
+            notes.append(message)
         try:
-            with lock.acquire(timeout=LOCK_TIMEOUT_S):
-                files = {VECTORS: self._write(VECTORS, lambda h: np.save(h, self._vectors, allow_pickle=False)),
-                         KEYS: self._write(KEYS, lambda h: h.write(json.dumps(keys).encode()))}
-                manifest = {"format": FORMAT, "package": self.package_version, "model": self.model_id,
-                            "dim": self.dim, "parameters": dict(parameters), "skills": dict(skill_hashes),
-                            "files": files}
-                self._write(MANIFEST, lambda h: h.write(json.dumps(manifest, indent=1, sort_keys=True).encode()))
+            lock.acquire(timeout=LOCK_TIMEOUT_S)
         except Timeout:
-            raise OSError(f"index folder {self.folder} is locked by another process for over {LOCK_TIMEOUT_S} s; "
-                          f"if no build is running, delete {lock.lock_file}") from None
-        self._dirty = False
+            raise OSError(f"index folder {folder} is locked by another process for over {LOCK_TIMEOUT_S} s; if no "
+                          f"build is running, delete {lock.lock_file}") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
-    def _write(self, name: str, write: Callable[[Any], Any]) -> str:
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                write(handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            digest = _sha256_file(tmp)
-            os.replace(tmp, os.path.join(self.folder, name))
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return digest
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One consistent read of an index folder: the manifest, the cache, and the generation's folder."""
+
+    manifest: Mapping[str, Any]
+    cache: EmbeddingCache
+    generation: Path
 
     @property
-    def dirty(self) -> bool:
-        return self._dirty
+    def signature(self) -> str:
+        return str(self.manifest.get("signature", ""))
 
-    # -- built indexes ------------------------------------------------------------------------------------------
-    def load_index(self, name: str, kind: Any, signature: str) -> Any | None:
-        """The index saved under ``name`` if it was built from ``signature`` and loads cleanly, else None."""
+    def load_index(self, name: str, kind: Any) -> Any:
+        """The built index saved under ``name`` (its files were checked when the snapshot was read)."""
         from indexes import IndexLoadError
 
-        path = os.path.join(self.folder, name) if self.folder else ""
         try:
-            with open(os.path.join(path, SIGNATURE), encoding="utf-8") as handle:
-                if handle.read().strip() != signature:
-                    return None
-            return kind.load(Path(path))
-        except (OSError, IndexLoadError):
+            return kind.load(self.generation / name)
+        except (OSError, IndexLoadError) as exc:
+            raise StaleIndex(f"has a {name} index that does not load ({_first_line(exc)})") from None
+
+
+@dataclass
+class IndexFolder:
+    """The index folder of one library (see the module docstring for the layout and the rules)."""
+
+    path: str
+    library: str = ""
+    package_version: str = "0"
+    notes: list[str] = field(default_factory=list)
+
+    # -- reading ----------------------------------------------------------------------------------------------
+    def read(self, model_id: str, dim: int) -> Snapshot | None:
+        """The folder's current index for ``model_id``; None when there is none yet. Raises :class:`StaleIndex`
+        saying what is wrong when there is one that cannot be used."""
+        for attempt in range(READ_ATTEMPTS):
+            manifest = self._manifest()
+            if manifest is None:
+                return None
+            try:
+                return self._snapshot(manifest, model_id, dim)
+            except FileNotFoundError:
+                # A writer replaced the generation between our two reads: read the new manifest.
+                if attempt == READ_ATTEMPTS - 1:
+                    raise StaleIndex("changed while it was read, three times") from None
+        raise AssertionError("unreachable")
+
+    def _manifest(self) -> dict[str, Any] | None:
+        path = os.path.join(self.path, MANIFEST)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(1 << 24)
+        except FileNotFoundError:
+            if os.path.isdir(os.path.join(self.path)) and any(n.startswith("gen-") for n in _listdir(self.path)):
+                raise StaleIndex(f"is missing its {MANIFEST}") from None
             return None
+        except OSError as exc:
+            raise StaleIndex(f"has an unreadable {MANIFEST} ({exc.strerror or exc})") from None
+        try:
+            manifest = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StaleIndex(f"has a corrupt {MANIFEST} ({_first_line(exc)})") from None
+        if not isinstance(manifest, dict):
+            raise StaleIndex(f"has a {MANIFEST} that is not a JSON object")
+        return manifest
 
-    def save_indexes(self, indexes: Mapping[str, Any], signature: str) -> None:
-        """Save each index into its own folder, swapped into place by renames under the lock."""
-        from filelock import FileLock
+    def _snapshot(self, manifest: Mapping[str, Any], model_id: str, dim: int) -> Snapshot:
+        if manifest.get("format") != FORMAT:
+            raise StaleIndex(f"has format {_short(manifest.get('format'))}, this version reads format {FORMAT}")
+        built_model, built_dim = manifest.get("model"), manifest.get("dim")
+        if built_model != model_id or built_dim != dim:
+            raise StaleIndex(f"was built with model {_short(built_model)} (dim {_short(built_dim)}), the router is "
+                             f"configured with {model_id!r} (dim {dim})")
+        generation, files = manifest.get("generation"), manifest.get("files")
+        if not isinstance(generation, str) or not generation.startswith("gen-") or os.sep in generation:
+            raise StaleIndex(f"has a {MANIFEST} with no valid generation folder")
+        if not isinstance(files, dict) or not files or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise StaleIndex(f"has a {MANIFEST} without the checksums of its files")
+        folder = Path(self.path) / generation
+        if not folder.is_dir():
+            raise FileNotFoundError(folder)
+        for name, digest in sorted(files.items()):
+            path = folder / name
+            if ".." in Path(name).parts or not path.is_file():
+                raise StaleIndex(f"is missing {generation}/{name}")
+            if sha256_file(path) != digest:
+                raise StaleIndex(f"has a corrupt or changed {generation}/{name} (checksum mismatch)")
+        try:
+            vectors = np.load(folder / VECTORS, allow_pickle=False)
+            keys = json.loads((folder / KEYS).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StaleIndex(f"has an unreadable cache ({_first_line(exc)})") from None
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or vectors.dtype != np.float32 \
+                or vectors.shape != (len(keys), dim):
+            raise StaleIndex(f"holds vectors of shape {vectors.shape}, expected ({_short(len(keys))}, {dim})")
+        return Snapshot(manifest, EmbeddingCache(dim, keys, vectors), folder)
 
-        os.makedirs(self.folder, exist_ok=True)
-        with FileLock(os.path.join(self.folder, ".lock")).acquire(timeout=LOCK_TIMEOUT_S):
-            for name, index in indexes.items():
-                fresh = tempfile.mkdtemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
-                try:
-                    index.save(Path(fresh))
-                    with open(os.path.join(fresh, SIGNATURE), "w", encoding="utf-8") as handle:
-                        handle.write(signature + "\n")
-                    target = os.path.join(self.folder, name)
-                    stale = f"{fresh}.old"
-                    if os.path.exists(target):
-                        os.rename(target, stale)
-                    os.rename(fresh, target)
-                    shutil.rmtree(stale, ignore_errors=True)
-                except BaseException:
-                    shutil.rmtree(fresh, ignore_errors=True)
-                    raise
+    def built_for(self) -> str | None:
+        """The library the folder's index was last built for (None when there is no readable manifest)."""
+        try:
+            manifest = self._manifest()
+        except StaleIndex:
+            return None
+        library = manifest.get("library") if manifest else None
+        return library if isinstance(library, str) else None
+
+    # -- writing ----------------------------------------------------------------------------------------------
+    def write(self, cache: EmbeddingCache, indexes: Mapping[str, Any], *, model_id: str, dim: int,
+              parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], signature: str) -> None:
+        """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it."""
+        with exclusive(self.path, self.notes):
+            self._clean()
+            generation = f"gen-{uuid.uuid4().hex[:12]}"
+            fresh = Path(tempfile.mkdtemp(dir=self.path, prefix=f".{generation}.", suffix=".tmp"))
+            try:
+                keys, vectors = cache.arrays()
+                with open(fresh / VECTORS, "wb") as handle:
+                    np.save(handle, vectors, allow_pickle=False)
+                (fresh / KEYS).write_text(json.dumps(keys), encoding="utf-8")
+                for name, index in indexes.items():
+                    index.save(fresh / name)
+                files = {p.relative_to(fresh).as_posix(): sha256_file(p) for p in sorted(fresh.rglob("*"))
+                         if p.is_file()}
+                _fsync_tree(fresh)
+                os.rename(fresh, Path(self.path) / generation)
+            except BaseException:
+                shutil.rmtree(fresh, ignore_errors=True)
+                raise
+            manifest = {"format": FORMAT, "package": self.package_version, "library": self.library,
+                        "model": model_id, "dim": dim, "parameters": dict(parameters), "skills": dict(skill_hashes),
+                        "signature": signature, "generation": generation, "files": files}
+            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
+            self._clean(keep=generation)
+
+    def _clean(self, keep: str | None = None) -> None:
+        """Remove what no manifest names: temporary files of killed writers and old generations. Called under the
+        writer lock, so no other writer's temporary file can be among them. A reader that is still reading an
+        old generation reads again from the new manifest (see :meth:`read`)."""
+        for name in _listdir(self.path):
+            path = os.path.join(self.path, name)
+            stale_tmp = name.endswith(".tmp") and name.startswith(".")
+            old_generation = keep is not None and name.startswith("gen-") and name != keep
+            if stale_tmp or old_generation:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
 
 
-def default_index_folder(roots: Sequence[str], catalog: str | None) -> str:
-    """Beside the library (``<parent of the first root>/.skill-router-index``, or ``<catalog>.index``); in the
-    user cache folder when that place is not writable (a read-only library)."""
+def _atomic_write(path: str, text: str) -> None:
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# -- where the folder is ------------------------------------------------------------------------------------------
+def library_key(roots: Sequence[str], catalog: str | None, profile: str) -> str:
+    """What identifies a library: its roots (absolute, in order) or its catalogue, and the profile that reads it."""
+    sources = [os.path.abspath(catalog)] if catalog else [os.path.abspath(r) for r in roots]
+    return json.dumps({"sources": sources, "profile": profile}, sort_keys=True)
+
+
+def default_index_folder(roots: Sequence[str], catalog: str | None, profile: str = "") -> str:
+    """One folder per library: ``<catalog>.index/<profile>`` for a catalogue; for skill folders
+    ``<parent of the first root>/.skill-router-index/<first root's name>-<profile>-<hash of the library>``, so two
+    libraries that share a parent folder never share (or overwrite) an index. In the user cache folder when that
+    place is not writable (a read-only library)."""
+    digest = hashlib.sha256(library_key(roots, catalog, profile).encode("utf-8", "surrogatepass")).hexdigest()[:10]
     if catalog:
-        base = os.path.abspath(catalog) + ".index"
-        parent = os.path.dirname(base)
+        base = os.path.join(os.path.abspath(catalog) + ".index", f"{profile or 'default'}-{digest}")
+        parent = os.path.dirname(os.path.abspath(catalog))
     else:
         first = os.path.abspath(roots[0] if roots else "skills")
         parent = os.path.dirname(first)
-        base = os.path.join(parent, ".skill-router-index")
+        name = os.path.basename(first) or "skills"
+        base = os.path.join(parent, ".skill-router-index", f"{name}-{profile or 'default'}-{digest}")
     if os.access(parent, os.W_OK):
         return base
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    digest = hashlib.sha256(base.encode()).hexdigest()[:16]
-    return os.path.join(cache, "skill-router", digest)
+    return os.path.join(cache, "skill-router", hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:16])
+

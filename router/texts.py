@@ -1,14 +1,23 @@
 """What the router indexes for each skill.
 
+Each signal reads its own text (chosen on the dev sets by ``benchmarks/signal_choice.py``):
+
+- ``bm25``: the name words and the description (:func:`index_text`);
+- ``dense``: the description alone (:func:`dense_text`): embedding the name words with it lost 1 point of hit@1
+  on MetaTool dev and a little on the real corpora, where names are folder slugs;
+- ``body_bm25`` / ``body_dense``: part of the SKILL.md body (:func:`body_text`).
+
+What goes into them:
+
 - The name split into words (``go-code-review`` -> ``go code review``, ``getWeatherForecast`` -> ``get Weather
   Forecast``): names carry the skill's topic and a request often uses the same words.
 - The description **as the profile parses it** (what the harness shows the model). Where that parse is
   degenerate — ``|`` or ``>`` from the unreal line parser, an empty value, the genkit placeholder, or a value the
   line parser kept in quotes — a lenient YAML parse of the same file is indexed in addition
   (:func:`lenient_description`). The catalogue still shows exactly what the harness shows.
-- Optionally part of the body (``body="headings"``: the Markdown headings; ``body="lead"``: the first
-  ``body_tokens`` words). Whether body text helps is measured by ``benchmarks/body_text.py``; the default follows
-  those numbers (see benchmarks/README.md).
+- Part of the body, as separate signals (``body_bm25``, ``body_dense``), never mixed into the description's text:
+  ``body="headings"`` the Markdown headings, ``"lead"`` the first ``body_tokens`` words, ``"both"`` the headings
+  then the lead. Which part, and how much it weighs, was chosen on the dev sets by ``benchmarks/signal_choice.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +28,8 @@ from typing import Literal
 from indexes.tokenize import split_identifier
 from router.skill import Skill
 
-BodyMode = Literal["none", "headings", "lead"]
-BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead")
+BodyMode = Literal["none", "headings", "lead", "both"]
+BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead", "both")
 
 _DEGENERATE = {"", "|", ">", "|-", ">-", "|+", ">+", "No description provided."}
 _WORD = re.compile(r"[^\W_]+")
@@ -71,17 +80,32 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     """The part of a skill's body that is indexed under ``mode``."""
     if mode == "none" or not body:
         return ""
+    if mode == "both":
+        return " ".join(p for p in (body_text(body, "headings"), body_text(body, "lead", tokens)) if p)
     if mode == "headings":
         # A '# comment' line inside a fenced code block (shell, Python) is code, not a heading.
         return " ".join(_HEADING.findall(_FENCED.sub("", body)))
     return " ".join(body.split()[:tokens])
 
 
-def index_text(skill: Skill, *, body: BodyMode = "none", body_tokens: int = 100) -> str:
-    """The text both indexes see for ``skill``."""
+def _descriptions(skill: Skill) -> tuple[str, str]:
+    """(the description as shown, when it is usable; a lenient parse of it, when the shown one is degenerate)."""
     extra = skill.index_description or lenient_description(skill)
     # A degenerate description ('|', the placeholder) would give every such skill the same words.
     shown = "" if extra and is_degenerate(skill.description) else skill.description
-    parts = [name_words(skill.name), shown, extra]
-    parts.append(body_text(skill.body, body, body_tokens))
-    return ". ".join(p for p in parts if p)
+    return shown, extra
+
+
+def index_text(skill: Skill) -> str:
+    """The text the ``bm25`` signal indexes for ``skill``: name words and description."""
+    return ". ".join(p for p in (name_words(skill.name), *_descriptions(skill)) if p)
+
+
+def dense_text(skill: Skill, *, with_name: bool = False) -> str:
+    """The text the ``dense`` signal embeds for ``skill``: the description (the name words when it has none), or
+    with ``with_name`` the same text as :func:`index_text`."""
+    if with_name:
+        return index_text(skill)
+    shown, extra = _descriptions(skill)
+    text = ". ".join(p for p in (shown, extra) if p and not is_degenerate(p))
+    return text or name_words(skill.name) or skill.name

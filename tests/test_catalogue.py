@@ -125,3 +125,27 @@ def test_empty_and_undecodable_files(tmp_path):
     latin1.write_bytes(b'{"id": "caf\xe9"}\n')
     with pytest.raises(CatalogError, match=f"^catalogue '{latin1}' cannot be read: "):
         load_catalog(latin1)
+
+
+def test_a_repeated_name_is_named_by_its_id_in_every_command(tmp_path, capsys):
+    from router.cli import main
+
+    path = tmp_path / "tools.jsonl"
+    path.write_text('{"id": "w1", "name": "weather", "description": "Forecast by city."}\n'
+                    '{"id": "w2", "name": "weather", "description": "Radar maps."}\n', encoding="utf-8")
+    assert [(s.id, s.name) for s in load_catalog(path)] == [("w1", "weather"), ("w2", "w2")]
+    assert main(["list", "--catalog", str(path), "--json"]) == 0
+    assert [row["name"] for row in json.loads(capsys.readouterr().out)] == ["weather", "w2"]
+    main(["use", "w2", "--catalog", str(path), "--profile", "unreal"])
+    assert "not found" not in capsys.readouterr().out  # the name resolves (a row has no file to load)
+    assert main(["prompt", "--catalog", str(path), "--profile", "genkit"]) == 0
+    out = capsys.readouterr().out
+    assert "Radar maps." in out and "Forecast by city." in out
+
+
+def test_a_repeated_name_whose_id_is_also_a_name_is_an_error(tmp_path):
+    path = tmp_path / "tools.jsonl"
+    path.write_text('{"id": "a", "name": "b"}\n{"id": "b", "name": "x"}\n{"id": "c", "name": "b"}\n'
+                    '{"id": "x", "name": "b"}\n', encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"tools.jsonl:4: name 'b' repeats line 1 and id 'x' is already a name"):
+        load_catalog(path)

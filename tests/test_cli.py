@@ -393,17 +393,28 @@ def test_index_twice_embeds_nothing_the_second_time(library: Path, tmp_path: Pat
     status, out, _ = run(capsys, "index", "--skills", str(library), "--index-dir", str(index), "--json")
     first = json.loads(out)
     assert status == 0
-    assert first["skills"] == len(LIBRARY) and first["embedded"] == len(LIBRARY) and first["index"] == str(index)
-    assert (index / "vectors.npy").is_file()
+    # every description and every body lead, once
+    assert first["skills"] == len(LIBRARY) and first["embedded"] == 2 * len(LIBRARY) and first["index"] == str(index)
+    assert (index / "manifest.json").is_file()
     status, out, _ = run(capsys, "index", "--skills", str(library), "--index-dir", str(index), "--json")
     assert status == 0
     assert json.loads(out)["embedded"] == 0
 
 
+def test_index_that_cannot_be_saved_exits_2(library: Path, tmp_path: Path, capsys) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("a regular file, not a folder")
+    status, out, err = run(capsys, "index", "--skills", str(library), "--index-dir", str(afile))
+    assert status == 2 and out == ""
+    assert err.splitlines()[-1] == (f"skill-router index: error: the index could not be saved to {afile}: choose a "
+                                    "writable folder with --index-dir")
+
+
 def test_corrupt_index_is_rebuilt_with_a_note(library: Path, tmp_path: Path, capsys) -> None:
     index = tmp_path / "index"
     assert run(capsys, "index", "--skills", str(library), "--index-dir", str(index))[0] == 0
-    vectors = index / "vectors.npy"
+    generation = json.loads((index / "manifest.json").read_text())["generation"]
+    vectors = index / generation / "vectors.npy"
     vectors.write_bytes(vectors.read_bytes()[:200])
     status, out, err = run(capsys, "route", "write a haiku about autumn leaves", "--skills", str(library),
                            "--index-dir", str(index), "--json")

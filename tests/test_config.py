@@ -14,13 +14,14 @@ from router.errors import ConfigError
 def test_defaults() -> None:
     config = RouterConfig()
     assert (config.k, config.route_above, config.fusion, config.rrf_k) == (5, 15, "zscore", 60)
-    assert config.weights == {"bm25": 0.5, "dense": 1.0, "examples": 2.0} == DEFAULT_WEIGHTS
-    assert (config.threshold, config.on_abstain, config.body, config.body_tokens) == (None, "top-k", "none", 100)
+    assert config.weights == {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.25, "body_dense": 0.5} \
+        == DEFAULT_WEIGHTS
+    assert (config.threshold, config.on_abstain, config.body, config.body_tokens) == (None, "top-k", "lead", 150)
     assert (config.model, config.context_weight) == (None, 0.3)
 
 
 def test_partial_weights_are_completed_from_the_defaults() -> None:
-    assert RouterConfig(weights={"bm25": 2}).weights == {"bm25": 2.0, "dense": 1.0, "examples": 2.0}
+    assert RouterConfig(weights={"bm25": 2}).weights == {**DEFAULT_WEIGHTS, "bm25": 2.0}
 
 
 def test_config_is_frozen() -> None:

@@ -71,7 +71,13 @@ def test_every_skill_file_parses_without_an_exception(folder, profile_name):
     files = all_skill_files(CORPORA / folder)
     assert files
     for path in files:
-        skill = profile.parse(str(path), path.read_bytes(), path.parent.name)
+        try:
+            skill = profile.parse(str(path), path.read_bytes(), path.parent.name)
+        except ValueError:
+            # Codex rejects a file with its own message (e.g. a description over 1,024 characters): which files,
+            # and the message, are checked in test_corpora_harnesses.py.
+            assert profile_name == "codex"
+            continue
         assert skill.name and skill.description
 
 
@@ -129,7 +135,9 @@ def test_awesome_skills_has_the_known_shape():
     pairs = [name for name, count in Counter(line_name(p) for p in files).items() if count > 1]
     assert sorted(pairs) == ["brand-guidelines", "internal-comms"]
     counts = {name: len(get_profile(name).discover([root]).skills) for name in profile_names()}
-    assert counts == {"genkit": 544, "unreal": 542, "agentskills": 553}
+    # codex: breadth first, nested and same-name skills kept, no description here over 1,024 characters;
+    # claude-code: the 544 first-level folders less the two repeated names.
+    assert counts == {"genkit": 544, "unreal": 542, "agentskills": 553, "codex": 555, "claude-code": 542}
 
 
 @pytest.mark.parametrize("profile_name", profile_names())

@@ -77,7 +77,7 @@ def test_missing_gold_is_an_error_unless_allowed(tmp_path):
         ([{"id": "q1", "query": "a", "gold": ["pdf", 3]}],
          ":1: request 'q1': \"gold\" must be a list of skill ids, got ['pdf', 3]"),
         ([{"id": "q1", "messages": [{"role": "assistant", "content": "hi"}], "gold": []}],
-         ":1: request 'q1': \"messages\" has no user turn to route"),
+         ":1: request 'q1': the conversation has no user turn with text: nothing to route"),
         ([{"id": "q1", "messages": [{"text": "hi"}], "gold": []}],
          ":1: request 'q1': message 0 must have \"role\" and \"content\", got {'text': 'hi'}"),
         ([{"id": "q1", "messages": [], "gold": []}], ":1: request 'q1': \"messages\" must be a non-empty list, got []"),

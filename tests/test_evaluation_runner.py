@@ -195,7 +195,8 @@ def test_bad_gates_raise(gate, message):
         ({"compare": [("b", "c")]}, "comparison names unknown retriever 'c'; known: b"),
         ({"render": " ".join}, "render needs catalogue"),
         ({"requests": [Request("u", "q", None)]}, r"1 requests have no gold labels \(first: 'u'\)"),
-        ({"retrievers": {"b": lambda r: [("x", 1.0), ("x", 0.5)]}}, r"retriever 'b' repeated ids \['x'\] for request 'q1'"),
+        ({"retrievers": {"b": lambda r: [("x", 1.0), ("x", 0.5)]}},
+         r"retriever 'b' repeated ids \['x'\] for request 'q1'"),
     ],
 )
 def test_evaluate_rejects_bad_input(kwargs, message):

@@ -76,3 +76,66 @@ def test_python_dash_m_and_console_script_print_help(tmp_path: Path) -> None:
                                    timeout=60)
         assert by_script.returncode == 0, by_script.stderr
         assert by_script.stdout == by_module.stdout
+
+
+def test_the_distribution_owns_its_top_level_names() -> None:
+    from importlib.metadata import packages_distributions
+
+    owners = packages_distributions()
+    assert set(owners.get("router", ())) == {"skill-router"} and set(owners.get("indexes", ())) == {"skill-router"}
+
+
+def test_version_names_where_the_packages_live(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "router.cli", "--version"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    from router import __version__
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (f"skill-router {__version__} (router: {ROOT / 'router'}, "
+                                   f"indexes: {ROOT / 'indexes'})")
+
+
+MODULES = sorted(str(p.relative_to(ROOT).with_suffix("")).replace(os.sep, ".")
+                 for package in ("router", "indexes") for p in (ROOT / package).rglob("*.py")
+                 if p.name not in ("__main__.py",))
+
+
+def test_no_module_imports_in_a_circle() -> None:
+    """Module-level imports between the project's modules form no cycle (imports inside functions are lazy on
+    purpose and not counted), and no ``indexes`` module imports ``router``."""
+    import ast
+
+    names = {m.removesuffix(".__init__") for m in MODULES}
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        name = module.removesuffix(".__init__")
+        tree = ast.parse((ROOT / (module.replace(".", os.sep) + ".py")).read_text(encoding="utf-8"))
+        edges = set()
+        for node in tree.body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                submodules = [f"{node.module}.{alias.name}" for alias in node.names]
+                targets = [t for t in submodules if t in names] or [node.module]
+            edges |= {t for t in targets if t in names and t != name}
+        graph[name] = edges
+    assert not [n for n, e in graph.items() if n.startswith("indexes") and any(t.startswith("router") for t in e)]
+    visiting: list[str] = []
+    done: set[str] = set()
+
+    def visit(node: str) -> None:
+        if node in done:
+            return
+        assert node not in visiting, f"import cycle: {' -> '.join(visiting[visiting.index(node):] + [node])}"
+        visiting.append(node)
+        for target in sorted(graph.get(node, ())):
+            visit(target)
+        visiting.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from indexes import BM25Index, DenseIndex, ExactIndex, Hit, tokenize
+from indexes import BM25Index, DenseIndex, Hit, tokenize
 from indexes.base import Index
 from indexes.bm25 import BM25Params, fit_rank_bm25
-from indexes.exact import bm25_reference_scores
+from reference import ExactIndex, bm25_reference_scores
 
 TEXTS = [
     "Get the weather forecast for a city",
@@ -52,7 +52,7 @@ def random_unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 
 def vector_case(kind: str) -> Case:
     rng = np.random.default_rng(7)
-    n = 2000 if kind == "dense-hnsw" else 300
+    n = 300
     vectors = random_unit(rng, n, 384)
     ids = [f"v{i:05d}" for i in range(n)]
     reference = ExactIndex.from_vectors(ids, vectors)
@@ -60,10 +60,10 @@ def vector_case(kind: str) -> Case:
     if kind == "exact":
         index: Index = reference
     else:
-        index = DenseIndex.from_vectors(ids, vectors, approximate_above=1000 if kind == "dense-hnsw" else None)
+        index = DenseIndex.from_vectors(ids, vectors)
     # The reference is plain numpy, independent of ExactIndex, so ExactIndex itself is checked too.
     matrix = vectors.astype(np.float64)
-    return Case(index, queries, lambda q: matrix @ np.asarray(q, dtype=np.float64), kind != "dense-hnsw")
+    return Case(index, queries, lambda q: matrix @ np.asarray(q, dtype=np.float64), True)
 
 
 KINDS = {
@@ -72,7 +72,6 @@ KINDS = {
     "bm25-plus": lambda: bm25_case("plus"),
     "exact": lambda: vector_case("exact"),
     "dense-flat": lambda: vector_case("dense-flat"),
-    "dense-hnsw": lambda: vector_case("dense-hnsw"),
 }
 
 
@@ -165,15 +164,6 @@ def test_ties_break_by_id_in_every_kind() -> None:
     ids = ["e", "c", "a", "d", "b"]
     for index in (DenseIndex.from_vectors(ids, vectors), ExactIndex.from_vectors(ids, vectors)):
         assert [hit.id for hit in index.search(np.array([1.0, 0.0]), 2)] == ["a", "b"]
-
-
-def test_hnsw_used_only_above_threshold() -> None:
-    rng = np.random.default_rng(1)
-    vectors = random_unit(rng, 50, 8)
-    ids = [str(i) for i in range(50)]
-    assert not DenseIndex.from_vectors(ids, vectors, approximate_above=50).is_approximate
-    assert DenseIndex.from_vectors(ids, vectors, approximate_above=49).is_approximate
-    assert not DenseIndex.from_vectors(ids, vectors).is_approximate
 
 
 def test_bad_inputs_are_refused_with_the_fix() -> None:

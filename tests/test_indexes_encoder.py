@@ -22,7 +22,7 @@ def encoder() -> Encoder:
 def test_import_indexes_leaves_heavy_modules_unloaded() -> None:
     code = (
         "import sys, indexes\n"
-        "from indexes import BM25Index, DenseIndex, Encoder, rrf\n"
+        "from indexes import BM25Index, DenseIndex, Encoder, fuse_score_arrays\n"
         "Encoder()\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'faiss') if m in sys.modules))\n"
     )
@@ -46,7 +46,8 @@ def test_vectors_are_unit_float32(encoder: Encoder) -> None:
 
 def test_similar_sentences_are_closer_than_unrelated(encoder: Encoder) -> None:
     query, near, far = encoder.encode(
-        ["What will the weather be like tomorrow?", "Get the weather forecast for the coming days", "Merge two PDF files"]
+        ["What will the weather be like tomorrow?", "Get the weather forecast for the coming days",
+         "Merge two PDF files"]
     )
     assert float(query @ near) > float(query @ far) + 0.2
 

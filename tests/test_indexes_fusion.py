@@ -1,4 +1,4 @@
-"""Fusion from the formula on hand-sized rankings, plus properties of the pure functions and of search."""
+"""Fusion from the formula on hand-sized arrays, and its properties: one request or many, order-free, tie-broken."""
 
 from __future__ import annotations
 
@@ -7,126 +7,143 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexes import BM25Index, Hit, rrf, weighted_fusion
-from indexes.fusion import normalise
+from indexes import BM25Index
+from indexes.fusion import fuse_score_arrays, normalise, rank_of, ranks_by_score, tie_order
+
+ORDER3 = np.array([0, 1, 2])
 
 
-def ranking(*ids: str) -> list[Hit]:
-    return [Hit(doc_id, 10.0 - rank, rank) for rank, doc_id in enumerate(ids, start=1)]
+def fuse(signals, weights, method, order, rrf_k=60):
+    """Fusion as the router calls it: BM25 ranks only the documents it scores above zero."""
+    present = {"bm25": signals["bm25"] > 0} if "bm25" in signals else None
+    return fuse_score_arrays(signals, weights, method=method, tie_order=order, rrf_k=rrf_k, present=present)
 
 
 def test_rrf_from_the_formula() -> None:
-    fused = rrf({"bm25": ranking("a", "b", "c"), "dense": ranking("b", "d", "a")})
-    scores = {hit.id: hit.score for hit in fused}
-    assert scores["a"] == pytest.approx(1 / (60 + 1) + 1 / (60 + 3))
-    assert scores["b"] == pytest.approx(1 / (60 + 2) + 1 / (60 + 1))
-    assert scores["c"] == pytest.approx(1 / (60 + 3))
-    assert scores["d"] == pytest.approx(1 / (60 + 2))
-    assert [hit.id for hit in fused] == ["b", "a", "d", "c"]
-    assert [hit.rank for hit in fused] == [1, 2, 3, 4]
+    signals = {"dense": np.array([0.9, 0.5, 0.7]), "bm25": np.array([0.0, 2.0, 1.0])}
+    fused = fuse(signals, {"dense": 1.0, "bm25": 0.5}, "rrf", ORDER3)
+    # dense ranks: a=1, b=3, c=2; bm25 ranks b=1, c=2 and leaves a out (score 0 shares no word with the request)
+    expected = [1 / (60 + 1) + 0,
+                1 / (60 + 3) + 0.5 / (60 + 1),
+                1 / (60 + 2) + 0.5 / (60 + 2)]
+    np.testing.assert_allclose(fused, expected, rtol=0, atol=1e-15)
 
 
-def test_rrf_weights_and_k() -> None:
-    fused = rrf({"bm25": ranking("a", "b"), "dense": ranking("b", "a")}, k=1, weights={"bm25": 3.0, "dense": 1.0})
-    assert [(hit.id, hit.score) for hit in fused] == [
-        ("a", pytest.approx(3 / (1 + 1) + 1 / (1 + 2))),
-        ("b", pytest.approx(3 / (1 + 2) + 1 / (1 + 1))),
-    ]
+def test_rrf_constant_changes_the_shares() -> None:
+    fused = fuse_score_arrays({"dense": np.array([0.9, 0.1])}, {"dense": 2.0}, method="rrf", tie_order=np.arange(2),
+                              rrf_k=1)
+    assert fused.tolist() == [2 / (1 + 1), 2 / (1 + 2)]
+    with pytest.raises(ValueError, match="rrf_k must be > 0"):
+        fuse_score_arrays({"dense": np.zeros(2)}, {"dense": 1.0}, method="rrf", tie_order=np.arange(2), rrf_k=0)
 
 
-def test_rrf_carries_on_past_an_empty_ranking() -> None:
-    fused = rrf({"bm25": [], "dense": ranking("x", "y")})
-    assert [(hit.id, hit.score) for hit in fused] == [("x", pytest.approx(1 / 61)), ("y", pytest.approx(1 / 62))]
-    assert rrf({}) == [] and rrf({"bm25": []}) == []
+def test_zscore_from_the_formula() -> None:
+    dense = np.array([1.0, 2.0, 3.0])  # mean 2, population std sqrt(2/3)
+    bm25 = np.array([0.0, 0.0, 4.0])  # mean 4/3, std sqrt(32/9)
+    fused = fuse({"dense": dense, "bm25": bm25}, {"dense": 1.0, "bm25": 0.5}, "zscore", ORDER3)
+    sd_dense, sd_bm25 = np.sqrt(2 / 3), np.sqrt(32 / 9)
+    expected = [(1 - 2) / sd_dense + 0.5 * (0 - 4 / 3) / sd_bm25,
+                (2 - 2) / sd_dense + 0.5 * (0 - 4 / 3) / sd_bm25,
+                (3 - 2) / sd_dense + 0.5 * (4 - 4 / 3) / sd_bm25]
+    np.testing.assert_allclose(fused, expected, rtol=1e-12)
 
 
-def test_rrf_counts_a_repeated_document_once_at_its_best_rank() -> None:
-    fused = rrf({"bm25": [Hit("a", 1.0, 1), Hit("a", 0.5, 2)]})
-    assert fused == [Hit("a", pytest.approx(1 / 61), 1)]
+def test_zscore_flat_signal_falls_silent() -> None:
+    fused = fuse({"dense": np.array([0.2, 0.4]), "bm25": np.zeros(2)}, {"dense": 1.0, "bm25": 1.0}, "zscore",
+                 np.array([0, 1]))
+    np.testing.assert_allclose(fused, [-1.0, 1.0])
 
 
-def test_rrf_refuses_bad_options() -> None:
-    with pytest.raises(ValueError, match="no weight for ranking 'dense'"):
-        rrf({"bm25": ranking("a"), "dense": ranking("a")}, weights={"bm25": 1.0})
-    with pytest.raises(ValueError, match="weights must be >= 0"):
-        rrf({"bm25": ranking("a")}, weights={"bm25": -1.0})
-    with pytest.raises(ValueError, match="rrf k must be > 0"):
-        rrf({"bm25": ranking("a")}, k=0)
+def test_minmax_from_the_formula() -> None:
+    fused = fuse({"dense": np.array([0.2, 0.6, 1.0]), "bm25": np.array([4.0, 0.0, 2.0])},
+                 {"dense": 2.0, "bm25": 1.0}, "minmax", ORDER3)
+    np.testing.assert_allclose(fused, [2 * 0.0 + 1.0, 2 * 0.5 + 0.0, 2 * 1.0 + 0.5])
 
 
 def test_normalise_from_the_formula() -> None:
-    assert normalise(np.array([2.0, 4.0, 6.0]), "minmax").tolist() == [0.0, 0.5, 1.0]
-    assert normalise(np.array([5.0, 5.0]), "minmax").tolist() == [1.0, 1.0]
-    z = normalise(np.array([1.0, 3.0]), "zscore")
-    assert z.tolist() == [-1.0, 1.0]
-    assert normalise(np.array([7.0, 7.0]), "zscore").tolist() == [0.0, 0.0]
-    assert normalise(np.array([3.0, -1.0]), "none").tolist() == [3.0, -1.0]
-    assert normalise(np.array([]), "minmax").size == 0
-    with pytest.raises(ValueError, match="unknown normalisation 'max'"):
-        normalise(np.array([1.0]), "max")
+    np.testing.assert_allclose(normalise(np.array([2.0, 4.0, 6.0]), "minmax"), [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(normalise(np.array([2.0, 4.0, 6.0]), "zscore"),
+                               [-1 / np.sqrt(2 / 3), 0.0, 1 / np.sqrt(2 / 3)])
+    assert normalise(np.array([3.0, 3.0]), "minmax").tolist() == [1.0, 1.0]
+    assert normalise(np.array([3.0, 3.0]), "zscore").tolist() == [0.0, 0.0]
+    rows = np.array([[2.0, 4.0, 6.0], [5.0, 5.0, 5.0]])
+    np.testing.assert_allclose(normalise(rows, "minmax"), [[0.0, 0.5, 1.0], [1.0, 1.0, 1.0]])
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        normalise(rows, "softmax")  # type: ignore[arg-type]
 
 
-def test_weighted_fusion_from_the_formula() -> None:
-    # bm25 minmax: a=(9-1)/8=1, b=(5-1)/8=0.5, c=0; dense minmax: b=1, c=(0.5-0.2)/(0.8-0.2)=0.5, a missing -> 0.
-    fused = weighted_fusion(
-        {"bm25": {"a": 9.0, "b": 5.0, "c": 1.0}, "dense": {"b": 0.8, "c": 0.5, "d": 0.2}},
-        {"bm25": 0.25, "dense": 0.75},
-    )
-    scores = {hit.id: hit.score for hit in fused}
-    assert scores == {
-        "a": pytest.approx(0.25 * 1.0 + 0.75 * 0.0),
-        "b": pytest.approx(0.25 * 0.5 + 0.75 * 1.0),
-        "c": pytest.approx(0.25 * 0.0 + 0.75 * 0.5),
-        "d": pytest.approx(0.25 * 0.0 + 0.75 * 0.0),
-    }
-    assert [hit.id for hit in fused] == ["b", "c", "a", "d"]
+def test_unknown_fusion_and_missing_or_zero_weights() -> None:
+    with pytest.raises(ValueError, match="unknown fusion 'sum'"):
+        fuse_score_arrays({"dense": np.zeros(2)}, {"dense": 1.0}, method="sum", tie_order=np.arange(2))  # type: ignore[arg-type]
+    # a signal without a weight, or with weight 0, contributes nothing; nothing at all gives zeros
+    assert fuse_score_arrays({"dense": np.array([1.0, 2.0])}, {}, method="zscore",
+                             tie_order=np.arange(2)).tolist() == [0.0, 0.0]
 
 
-def test_weighted_fusion_accepts_hits_and_drops_an_empty_ranking() -> None:
-    fused = weighted_fusion({"bm25": [], "dense": ranking("x", "y", "z")}, {"bm25": 0.5, "dense": 0.5})
-    assert [(hit.id, hit.score) for hit in fused] == [("x", 1.0), ("y", 0.5), ("z", 0.0)]
+def test_ranks_break_ties_by_id_order() -> None:
+    # documents in registration order c, a, b (id order 2, 0, 1), all tied: ranks follow the ids
+    assert ranks_by_score(np.array([0.5, 0.5, 0.5]), np.array([2, 0, 1])).tolist() == [3, 1, 2]
+    assert ranks_by_score(np.array([0.1, 0.5, 0.5]), np.array([0, 2, 1])).tolist() == [3, 2, 1]
+    assert tie_order(["c", "a", "b"]).tolist() == [2, 0, 1]
 
 
-def test_weighted_fusion_zscore_missing_gets_the_lowest_score() -> None:
-    fused = weighted_fusion({"r": {"a": 1.0, "b": 3.0}, "s": {"a": 2.0}}, {"r": 1.0, "s": 1.0}, method="zscore")
-    # r: a=-1, b=+1; s: a=0 (constant), b missing -> s's lowest normalised score, 0.
-    assert {hit.id: hit.score for hit in fused} == {"a": pytest.approx(-0.5), "b": pytest.approx(0.5)}
+def test_rrf_ties_break_by_id() -> None:
+    # identical scores: the document first in id order gets rank 1 and so the larger RRF share
+    fused = fuse_score_arrays({"dense": np.array([0.5, 0.5])}, {"dense": 1.0}, method="rrf",
+                              tie_order=np.array([1, 0]))
+    assert fused.tolist() == [1 / (60 + 2), 1 / (60 + 1)]
 
 
-names = st.sampled_from(["bm25", "dense", "title", "body"])
-doc_ids = st.text(alphabet="abcdef", min_size=1, max_size=2)
-rankings_strategy = st.dictionaries(names, st.lists(doc_ids, unique=True, max_size=8), max_size=4)
+score_arrays = st.integers(min_value=2, max_value=6).flatmap(lambda n: st.tuples(*[
+    st.lists(st.floats(min_value=-5, max_value=5, allow_nan=False), min_size=n, max_size=n) for _ in range(3)]))
+METHODS = st.sampled_from(["rrf", "zscore", "minmax"])
+WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 0.75}
 
 
-def as_hits(order: list[str]) -> list[Hit]:
-    return [Hit(doc_id, float(len(order) - i), i + 1) for i, doc_id in enumerate(order)]
+@settings(max_examples=60, deadline=None)
+@given(score_arrays, METHODS, st.permutations(["bm25", "dense", "examples"]))
+def test_fusion_is_invariant_to_signal_order(arrays, method, names) -> None:
+    signals = {name: np.array(values) for name, values in zip(["bm25", "dense", "examples"], arrays)}
+    order = np.arange(len(arrays[0]))
+    reordered = {name: signals[name] for name in names}
+    assert fuse(signals, WEIGHTS, method, order).tolist() == fuse(reordered, WEIGHTS, method, order).tolist()
 
 
-@given(rankings_strategy, st.randoms(use_true_random=False))
-def test_rrf_is_invariant_to_input_order(rankings: dict[str, list[str]], rnd) -> None:
-    items = [(name, as_hits(order)) for name, order in rankings.items()]
-    shuffled = items[:]
-    rnd.shuffle(shuffled)
-    assert rrf(dict(items)) == rrf(dict(shuffled))
+@settings(max_examples=60, deadline=None)
+@given(score_arrays, METHODS)
+def test_signal_with_weight_zero_changes_nothing(arrays, method) -> None:
+    bm25, dense, examples = (np.array(a) for a in arrays)
+    order = np.arange(len(bm25))
+    without = fuse({"bm25": bm25, "dense": dense}, {"bm25": 0.5, "dense": 1.0}, method, order)
+    with_zero = fuse({"bm25": bm25, "dense": dense, "examples": examples},
+                     {"bm25": 0.5, "dense": 1.0, "examples": 0.0}, method, order)
+    assert with_zero.tolist() == without.tolist()
 
 
-@given(rankings_strategy, st.randoms(use_true_random=False))
-def test_weighted_fusion_is_invariant_to_input_order(rankings: dict[str, list[str]], rnd) -> None:
-    items = [(name, as_hits(order)) for name, order in rankings.items()]
-    shuffled = items[:]
-    rnd.shuffle(shuffled)
-    weights = {"bm25": 0.3, "dense": 0.7, "title": 0.1, "body": 0.2}
-    assert weighted_fusion(dict(items), weights) == weighted_fusion(dict(shuffled), weights)
+@settings(max_examples=60, deadline=None)
+@given(st.lists(score_arrays, min_size=1, max_size=4).filter(lambda rows: len({len(r[0]) for r in rows}) == 1),
+       METHODS)
+def test_many_requests_fuse_exactly_as_one_at_a_time(rows, method) -> None:
+    n = len(rows[0][0])
+    order = np.array(list(range(n))[::-1])
+    matrix = {name: np.array([r[i] for r in rows]) for i, name in enumerate(["bm25", "dense", "examples"])}
+    together = fuse(matrix, WEIGHTS, method, order)
+    for row in range(len(rows)):
+        alone = fuse({name: values[row] for name, values in matrix.items()}, WEIGHTS, method, order)
+        assert together[row].tolist() == alone.tolist()
+    assert ranks_by_score(matrix["dense"], order).tolist() == [ranks_by_score(v, order).tolist()
+                                                                for v in matrix["dense"]]
 
 
-@given(rankings_strategy)
-def test_fused_output_is_sorted_with_ties_by_id(rankings: dict[str, list[str]]) -> None:
-    for fused in (rrf({n: as_hits(o) for n, o in rankings.items()}),
-                  weighted_fusion({n: as_hits(o) for n, o in rankings.items()}, dict.fromkeys(rankings, 1.0))):
-        assert [hit.rank for hit in fused] == list(range(1, len(fused) + 1))
-        keys = [(-hit.score, hit.id) for hit in fused]
-        assert keys == sorted(keys)
-        assert {hit.id for hit in fused} == {doc for order in rankings.values() for doc in order}
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=2, max_size=8), st.randoms(use_true_random=False))
+def test_ranks_are_score_then_id(values, rnd) -> None:
+    n = len(values)
+    order = np.array(rnd.sample(range(n), n))
+    ranks = ranks_by_score(np.array(values), order)
+    expected = sorted(range(n), key=lambda i: (-values[i], order[i]))
+    assert [int(ranks[i]) for i in expected] == list(range(1, n + 1))
+    assert [rank_of(np.array(values), order, i) for i in range(n)] == ranks.tolist()
 
 
 words = st.sampled_from(["pdf", "form", "weather", "slide", "deck", "chart", "report", "image"])
@@ -141,23 +158,3 @@ def test_bm25_top_k_is_a_prefix_of_top_k_plus_one(texts: list[str], query: str, 
     assert top_k == top_k1[: len(top_k)]
     keys = [(-hit.score, hit.id) for hit in top_k1]
     assert keys == sorted(keys)
-
-
-@given(st.lists(st.tuples(st.floats(0, 10), st.floats(-1, 1)), min_size=1, max_size=8),
-       st.floats(0.1, 3), st.floats(0.1, 3))
-def test_array_fusion_agrees_with_the_ranked_list_functions(rows, w_a, w_b) -> None:
-    from indexes.fusion import fuse_score_arrays, ranks_by_score
-
-    ids = [f"d{i}" for i in range(len(rows))]
-    tie_order = np.arange(len(rows))
-    a = np.array([r[0] for r in rows])
-    b = np.array([r[1] for r in rows])
-    weights = {"a": w_a, "b": w_b}
-    hits = {name: [Hit(ids[i], float(v[i]), int(rank)) for i, rank in enumerate(ranks_by_score(v, tie_order))]
-            for name, v in (("a", a), ("b", b))}
-    by_rank = dict((h.id, h.score) for h in rrf(hits, k=60, weights=weights))
-    arrays = fuse_score_arrays({"a": a, "b": b}, weights, method="rrf", tie_order=tie_order)
-    assert np.allclose(arrays, [by_rank[i] for i in ids])
-    by_score = dict((h.id, h.score) for h in weighted_fusion(hits, weights, method="minmax"))
-    arrays = fuse_score_arrays({"a": a, "b": b}, weights, method="minmax", tie_order=tie_order)
-    assert np.allclose(arrays / (w_a + w_b), [by_score[i] for i in ids])

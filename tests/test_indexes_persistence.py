@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexes import BM25Index, DenseIndex, ExactIndex, IndexLoadError
+from indexes import BM25Index, DenseIndex, IndexLoadError
+from reference import ExactIndex
 from indexes.tokenize import Tokenizer
 
 TEXTS = ["Fill PDF forms", "Weather forecast by city", "Slide decks from outlines", "Forecast sales from PDFs"]
@@ -30,10 +31,10 @@ def build(kind: str):
     queries = list(unit_vectors(5, seed=9))
     if kind == "exact":
         return ExactIndex.from_vectors(ids, vectors), queries
-    return DenseIndex.from_vectors(ids, vectors, approximate_above=100 if kind == "hnsw" else None), queries
+    return DenseIndex.from_vectors(ids, vectors), queries
 
 
-KINDS = ["bm25-lucene", "bm25-okapi", "bm25-plus", "exact", "flat", "hnsw"]
+KINDS = ["bm25-lucene", "bm25-okapi", "bm25-plus", "exact", "flat"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -47,14 +48,12 @@ def test_round_trip_keeps_ids_and_scores(kind: str, tmp_path: Path) -> None:
         assert loaded.search(query, 10) == index.search(query, 10)
     if isinstance(index, BM25Index):
         assert loaded.params == index.params and loaded.tokenizer == index.tokenizer
-    if isinstance(index, DenseIndex):
-        assert loaded.is_approximate == index.is_approximate
 
 
 def test_files_are_plain_and_arrays_need_no_pickle(tmp_path: Path) -> None:
     index, _ = build("flat")
     index.save(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["faiss.index", "ids.json", "index.json", "vectors.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.json", "index.json", "vectors.npy"]
     np.load(tmp_path / "vectors.npy", allow_pickle=False)
     assert json.loads((tmp_path / "index.json").read_text())["kind"] == "dense"
 
@@ -62,7 +61,7 @@ def test_files_are_plain_and_arrays_need_no_pickle(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kind", "filename"),
     [("bm25-lucene", "weights_data.npy"), ("bm25-lucene", "weights_indptr.npy"), ("bm25-lucene", "vocabulary.json"),
-     ("exact", "vectors.npy"), ("flat", "vectors.npy"), ("flat", "faiss.index"), ("hnsw", "faiss.index"),
+     ("exact", "vectors.npy"), ("flat", "vectors.npy"),
      ("flat", "ids.json"), ("flat", "index.json")],
 )
 def test_truncated_file_raises_index_load_error_naming_it(kind: str, filename: str, tmp_path: Path) -> None:
@@ -79,8 +78,8 @@ def test_missing_file_and_folder(tmp_path: Path) -> None:
         BM25Index.load(tmp_path / "nowhere")
     index, _ = build("flat")
     index.save(tmp_path)
-    (tmp_path / "faiss.index").unlink()
-    with pytest.raises(IndexLoadError, match=r"faiss\.index' is missing"):
+    (tmp_path / "vectors.npy").unlink()
+    with pytest.raises(IndexLoadError, match=r"vectors\.npy' is missing"):
         DenseIndex.load(tmp_path)
 
 

@@ -17,13 +17,6 @@ from router.overlap import terms
 from router.skill import Skill
 
 
-@pytest.fixture(scope="session")
-def encoder():
-    from indexes.encoder import Encoder
-
-    return Encoder()
-
-
 class FakeEncoder:
     """Maps each text to a fixed vector: lets a pure test choose every cosine exactly."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from router.errors import RegistryError, SkillNotFoundError, SkillsFolderError
+from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
 
@@ -72,22 +73,14 @@ def test_get_unknown_raises_with_close_matches():
     assert isinstance(caught.value, KeyError)
 
 
-def test_unregister_removes_by_name_and_frees_the_path():
-    registry = SkillRegistry([skill("a"), skill("b"), skill("c")])
-    removed = registry.unregister("b")
-    assert removed.name == "b"
-    assert registry.names == ("a", "c")
-    registry.register(skill("b2", "/lib/b/SKILL.md"))     # the path is free again
-    registry.register(skill("b", "/new/b/SKILL.md"))        # and so is the name
-    assert registry.names == ("a", "c", "b2", "b")
-
-
-def test_unregister_unknown_raises():
-    registry = SkillRegistry([skill("a")])
+def test_get_unknown_raises_naming_close_matches():
+    registry = SkillRegistry([skill("alpha"), skill("beta")])
     with pytest.raises(SkillNotFoundError) as caught:
-        registry.unregister("A")
+        registry.get("A")
     assert str(caught.value) == "no skill named 'A'; run 'skill-router list' to see the registered names"
-    assert registry.names == ("a",)
+    with pytest.raises(SkillNotFoundError) as caught:
+        registry.get("alpah")
+    assert str(caught.value) == "no skill named 'alpah'; did you mean 'alpha'?"
 
 
 def test_iteration_is_a_snapshot():
@@ -96,7 +89,7 @@ def test_iteration_is_a_snapshot():
     for s in registry:
         seen.append(s.name)
         if s.name == "a":
-            registry.unregister("b")
+            registry.register(skill("c"))
     assert seen == ["a", "b"]
 
 
@@ -104,7 +97,7 @@ def test_discover_with_a_profile(tmp_path):
     for name in ("b", "a"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name} things\n---\n")
-    registry = SkillRegistry.discover([tmp_path], "unreal")
+    registry = discover([tmp_path], "unreal")
     assert registry.names == ("a", "b")
     assert registry.discovery is not None and registry.discovery.errors == ()
     assert registry.get("a").path == str(tmp_path / "a" / "SKILL.md")
@@ -113,18 +106,19 @@ def test_discover_with_a_profile(tmp_path):
 def test_discover_require_roots(tmp_path):
     missing = tmp_path / "missing"
     with pytest.raises(SkillsFolderError) as caught:
-        SkillRegistry.discover([missing], "genkit", require_roots=True)
+        discover([missing], "genkit", require_roots=True)
     assert str(caught.value) == (f"skills folder '{missing}' does not exist: pass --skills with a folder that holds "
                                  "one sub-folder per skill")
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     with pytest.raises(SkillsFolderError, match="is not a folder"):
-        SkillRegistry.discover([a_file], "genkit", require_roots=True)
-    assert len(SkillRegistry.discover([missing], "genkit")) == 0
+        discover([a_file], "genkit", require_roots=True)
+    assert len(discover([missing], "genkit")) == 0
 
 
 def test_discover_refuses_an_unknown_profile(tmp_path):
     from router.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="^unknown profile 'nope': choose one of agentskills, genkit, unreal$"):
-        SkillRegistry.discover([Path(tmp_path)], "nope")
+    with pytest.raises(ConfigError, match="^unknown profile 'nope': choose one of agentskills, claude-code, codex, "
+                                          "genkit, unreal$"):
+        discover([Path(tmp_path)], "nope")

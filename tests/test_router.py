@@ -1,4 +1,4 @@
-"""The Router: fusion from the formula, routing on the bundled library with the real model, and the rules."""
+"""The Router: routing on the bundled library with the real model, the rules, and the one batch path."""
 
 from __future__ import annotations
 
@@ -8,24 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import BUNDLED, write_skill
 from indexes import Encoder
+from indexes.fusion import rank_of, ranks_by_score
 from router.config import RouterConfig
 from router.errors import ConfigError, SkillToolError
 from router.profiles import get_profile
-from indexes.fusion import rank_of, ranks_by_score as signal_ranks
-from router.routing import Router, conversation_text, fuse
-
-BUNDLED = Path(__file__).resolve().parents[1] / "skills"
-
-
-@pytest.fixture(scope="session")
-def encoder() -> Encoder:
-    model = Encoder()
-    model.encode(["warm up"])
-    return model
+from router.routing import Router
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +27,10 @@ def bundled(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Route
                               encoder=encoder).build()
 
 
-def write_skill(root: Path, folder: str, description: str, *, name: str | None = None, body: str = "") -> Path:
-    path = root / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {name or folder}\ndescription: {description}\n---\n{body}", encoding="utf-8")
-    return path
+def scores(router: Router, query) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(fused scores, each signal's scores) of one request, from the router's batch path."""
+    scored = router.score_many([query])
+    return router.fuse(scored)[0], {name: values[0] for name, values in scored.signals.items()}
 
 
 SMALL = {
@@ -80,92 +71,6 @@ def small_router(tmp_path: Path, encoder: Encoder, small_index: Path):
     return make
 
 
-# -- fuse() from the formula ------------------------------------------------------------------------------------
-
-ORDER3 = np.array([0, 1, 2])
-
-
-def test_fuse_rrf_from_the_formula() -> None:
-    signals = {"dense": np.array([0.9, 0.5, 0.7]), "bm25": np.array([0.0, 2.0, 1.0])}
-    fused = fuse(signals, {"dense": 1.0, "bm25": 0.5}, "rrf", 60, ORDER3)
-    # dense ranks: a=1, b=3, c=2; bm25 ranks b=1, c=2 and leaves a out (score 0 shares no word with the request)
-    expected = [1 / (60 + 1) + 0,
-                1 / (60 + 3) + 0.5 / (60 + 1),
-                1 / (60 + 2) + 0.5 / (60 + 2)]
-    np.testing.assert_allclose(fused, expected, rtol=0, atol=1e-15)
-
-
-def test_fuse_zscore_from_the_formula() -> None:
-    dense = np.array([1.0, 2.0, 3.0])  # mean 2, population std sqrt(2/3)
-    bm25 = np.array([0.0, 0.0, 4.0])  # mean 4/3, std sqrt(32/9)
-    fused = fuse({"dense": dense, "bm25": bm25}, {"dense": 1.0, "bm25": 0.5}, "zscore", 60, ORDER3)
-    sd_dense, sd_bm25 = np.sqrt(2 / 3), np.sqrt(32 / 9)
-    expected = [(1 - 2) / sd_dense + 0.5 * (0 - 4 / 3) / sd_bm25,
-                (2 - 2) / sd_dense + 0.5 * (0 - 4 / 3) / sd_bm25,
-                (3 - 2) / sd_dense + 0.5 * (4 - 4 / 3) / sd_bm25]
-    np.testing.assert_allclose(fused, expected, rtol=1e-12)
-
-
-def test_fuse_zscore_flat_signal_falls_silent() -> None:
-    fused = fuse({"dense": np.array([0.2, 0.4]), "bm25": np.zeros(2)}, {"dense": 1.0, "bm25": 1.0}, "zscore", 60,
-                 np.array([0, 1]))
-    np.testing.assert_allclose(fused, [-1.0, 1.0])
-
-
-def test_fuse_minmax_from_the_formula() -> None:
-    fused = fuse({"dense": np.array([0.2, 0.6, 1.0]), "bm25": np.array([4.0, 0.0, 2.0])},
-                 {"dense": 2.0, "bm25": 1.0}, "minmax", 60, ORDER3)
-    np.testing.assert_allclose(fused, [2 * 0.0 + 1.0, 2 * 0.5 + 0.0, 2 * 1.0 + 0.5])
-
-
-def test_signal_ranks_break_ties_by_id_order() -> None:
-    # skills in registration order c, a, b (id order 2, 0, 1), all tied: ranks follow the ids
-    ranks = signal_ranks(np.array([0.5, 0.5, 0.5]), np.array([2, 0, 1]))
-    assert ranks.tolist() == [3, 1, 2]
-    assert signal_ranks(np.array([0.1, 0.5, 0.5]), np.array([0, 2, 1])).tolist() == [3, 2, 1]
-
-
-def test_fuse_rrf_ties_break_by_id() -> None:
-    # identical scores: the skill first in id order gets rank 1 and so the larger RRF share
-    fused = fuse({"dense": np.array([0.5, 0.5])}, {"dense": 1.0}, "rrf", 60, np.array([1, 0]))
-    assert fused.tolist() == [1 / (60 + 2), 1 / (60 + 1)]
-
-
-score_arrays = st.integers(min_value=2, max_value=6).flatmap(lambda n: st.tuples(*[
-    st.lists(st.floats(min_value=-5, max_value=5, allow_nan=False), min_size=n, max_size=n) for _ in range(3)]))
-
-
-@settings(max_examples=60, deadline=None)
-@given(score_arrays, st.sampled_from(["rrf", "zscore", "minmax"]), st.permutations(["bm25", "dense", "examples"]))
-def test_fuse_is_invariant_to_signal_order(arrays, method, names) -> None:
-    signals = {name: np.array(values) for name, values in zip(["bm25", "dense", "examples"], arrays)}
-    weights = {"bm25": 0.5, "dense": 1.0, "examples": 0.75}
-    order = np.arange(len(arrays[0]))
-    reordered = {name: signals[name] for name in names}
-    assert fuse(signals, weights, method, 60, order).tolist() == fuse(reordered, weights, method, 60, order).tolist()
-
-
-@settings(max_examples=60, deadline=None)
-@given(score_arrays, st.sampled_from(["rrf", "zscore", "minmax"]))
-def test_fuse_signal_with_weight_zero_changes_nothing(arrays, method) -> None:
-    bm25, dense, examples = (np.array(a) for a in arrays)
-    order = np.arange(len(bm25))
-    without = fuse({"bm25": bm25, "dense": dense}, {"bm25": 0.5, "dense": 1.0}, method, 60, order)
-    with_zero = fuse({"bm25": bm25, "dense": dense, "examples": examples},
-                     {"bm25": 0.5, "dense": 1.0, "examples": 0.0}, method, 60, order)
-    assert with_zero.tolist() == without.tolist()
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=2, max_size=8), st.randoms(use_true_random=False))
-def test_signal_ranks_are_score_then_id(values, rnd) -> None:
-    n = len(values)
-    order = np.array(rnd.sample(range(n), n))
-    ranks = signal_ranks(np.array(values), order)
-    expected = sorted(range(n), key=lambda i: (-values[i], order[i]))
-    assert [int(ranks[i]) for i in expected] == list(range(1, n + 1))
-
-
 # -- routing on the bundled library with the real model ---------------------------------------------------------
 
 @pytest.mark.parametrize(("request_text", "skill"), [
@@ -183,16 +88,20 @@ def test_bundled_requests_reach_their_skill(bundled: Router, request_text: str, 
     assert skill in top3, top3
 
 
-def test_bundled_build_embeds_every_skill_once(bundled: Router) -> None:
+def test_bundled_build_embeds_every_skill_once(bundled: Router, encoder: Encoder, tmp_path: Path) -> None:
     assert len(bundled.skills) == 52
-    assert bundled.embedded_count in (0, 52)  # 0 only when another module already filled the same folder
+    texts = set(bundled.dense_texts()) | set(bundled.body_texts()) | {e for s in bundled.skills for e in s.examples}
+    assert bundled.embedded_count == len(texts) == 104  # a fresh folder: every distinct text once (2 per skill)
+    again = Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0),
+                               index_folder=bundled.index_folder, encoder=encoder).build()
+    assert again.embedded_count == 0
 
 
 def test_ranking_is_best_first_with_consistent_ranks(bundled: Router) -> None:
     matches = bundled.rank("will it rain in Lyon this weekend", 5)
     assert [m.rank for m in matches] == [1, 2, 3, 4, 5]
     assert [m.score for m in matches] == sorted((m.score for m in matches), reverse=True)
-    fused, per_signal = bundled.scores("will it rain in Lyon this weekend")
+    fused, per_signal = scores(bundled, "will it rain in Lyon this weekend")
     ids = [s.id for s in bundled.skills]
     for m in matches:
         assert m.score == float(fused[ids.index(m.id)])
@@ -209,11 +118,21 @@ def test_score_many_matches_single_scores(bundled: Router) -> None:
     requests = ["will it rain in Lyon this weekend", "speak like a pirate"]
     many = bundled.score_many(requests)
     for row, request in enumerate(requests):
-        _, single = bundled.scores(request)
-        np.testing.assert_allclose(many["dense"][row], single["dense"], atol=1e-5)
-        np.testing.assert_array_equal(many["bm25"][row], single["bm25"])
-    assert many["dense"].shape == (2, 52)
-    assert bundled.score_many([])["bm25"].shape == (0, 52)
+        _, single = scores(bundled, request)
+        # batch and single encodes differ by float rounding only (padding changes the summation order)
+        np.testing.assert_allclose(many.signals["dense"][row], single["dense"], atol=1e-5)
+        np.testing.assert_array_equal(many.signals["bm25"][row], single["bm25"])
+    assert many.signals["dense"].shape == (2, 52)
+    assert bundled.score_many([]).signals["bm25"].shape == (0, 52)
+
+
+def test_rank_many_is_rank_one_by_one(bundled: Router) -> None:
+    requests = ["will it rain in Lyon this weekend", "speak like a pirate", "review my Go code for races"]
+    many = bundled.rank_many(requests, 4)
+    for request, ranked in zip(requests, many):
+        assert [m.id for m in ranked] == [m.id for m in bundled.rank(request, 4)]
+    assert [[s.id for s in r.shown] for r in bundled.route_many(requests, 2)] == [
+        [s.id for s in bundled.route(q, 2).shown] for q in requests]
 
 
 # -- rules -----------------------------------------------------------------------------------------------------
@@ -238,15 +157,16 @@ def test_one_more_skill_than_route_above_is_routed(small_router) -> None:
 def test_pinned_always_shown_excluded_never(small_router) -> None:
     request = "fix the broken dates in this CSV file"
     plain = small_router()
-    assert [m.id for m in plain.rank(request)][0] == "csv-cleanup"
-    assert "sql-tuning" in [m.id for m in plain.rank(request, 5)[2:]]
-    router = small_router(pinned=["sql-tuning"], excluded=["csv-cleanup"])
+    order = [m.id for m in plain.rank(request, 5)]
+    assert order[0] == "csv-cleanup"
+    last = order[-1]  # below the top 2 even once csv-cleanup is excluded
+    router = small_router(pinned=[last], excluded=["csv-cleanup"])
     ranked = router.rank(request)
     ids = [m.id for m in ranked]
     assert "csv-cleanup" not in ids
-    assert [m.reason for m in ranked] == ["routed", "routed", "pinned"] and ids[-1] == "sql-tuning"
+    assert [m.reason for m in ranked] == ["routed", "routed", "pinned"] and ids[-1] == last
     shown = [s.id for s in router.route(request).shown]
-    assert "sql-tuning" in shown and "csv-cleanup" not in shown and len(shown) == 3
+    assert last in shown and "csv-cleanup" not in shown and len(shown) == 3
     # excluded wins over naming the skill
     assert "csv-cleanup" not in [m.id for m in router.rank("use csv cleanup please")]
 
@@ -258,8 +178,8 @@ def test_excluded_is_never_shown_in_a_small_library(small_router) -> None:
 
 def test_named_skill_is_included_in_its_fused_place(bundled: Router) -> None:
     request = "will it rain in Lyon this weekend? then the log analysis"
-    fused, per_signal = bundled.scores(request)
-    plain = [m.id for m in bundled.rank_scores("", fused, per_signal, 3)]  # no text, so nothing is named
+    fused, per_signal = scores(bundled, request)
+    plain = [s.id for s in sorted(bundled.skills, key=lambda s: -fused[bundled.skills.index(s)])][:3]
     assert plain[:2] == ["weather-forecast", "log-analysis"]
     # not in the top 1: the named skill takes the last routed place
     assert [(m.id, m.reason) for m in bundled.rank(request, 1)] == [("log-analysis", "named")]
@@ -298,9 +218,10 @@ def test_ties_break_by_id_and_repeat(tmp_path: Path, encoder: Encoder, small_ind
         assert router.rank(request) == first
 
 
-def test_rank_scores_ties_break_by_id(small_router) -> None:
+def test_rank_scored_ties_break_by_id(small_router) -> None:
     router = small_router(config=RouterConfig(route_above=0, k=5))
-    matches = router.rank_scores("nothing named here", np.zeros(5), {})
+    scored = router.score_many(["nothing named here"])
+    matches = router.rank_scored(scored, fused=np.zeros((1, 5)))[0]
     assert [m.id for m in matches] == sorted(SMALL)
 
 
@@ -309,7 +230,7 @@ def test_abstention(small_router) -> None:
     never = small_router(config=RouterConfig(route_above=0, k=2, threshold=-1.0))
     routing = never.route(request)
     assert not routing.abstained and len(routing.shown) == 2
-    _, per_signal = never.scores(request)
+    _, per_signal = scores(never, request)
     assert routing.confidence == pytest.approx(float(per_signal["dense"].max()))
 
     top_k = small_router(config=RouterConfig(route_above=0, k=2, threshold=0.99))
@@ -330,7 +251,7 @@ def test_abstention(small_router) -> None:
 def test_confidence_is_the_best_cosine_over_all_skills(bundled: Router) -> None:
     request = "table"  # fused top 1 is docx-report-writing, the best cosine is sql-query-optimization
     routing = bundled.route(request, 1)
-    _, per_signal = bundled.scores(request)
+    _, per_signal = scores(bundled, request)
     best = bundled.skills[int(per_signal["dense"].argmax())].id
     assert best not in [m.id for m in routing.matches]
     assert routing.confidence == pytest.approx(float(per_signal["dense"].max()))
@@ -355,10 +276,9 @@ def test_conversation_last_turn_dominates(bundled: Router) -> None:
                 {"role": "user", "content": [{"type": "text", "text": csv_turn}]}]
     assert bundled.rank(forward, 1)[0].id == "weather-forecast"
     assert bundled.rank(backward, 1)[0].id == "csv-data-cleaning"
-    assert conversation_text(forward) == (rain_turn, csv_turn)
     # earlier turns do weigh in: the context moves the fused scores
-    alone, _ = bundled.scores(rain_turn)
-    with_context, _ = bundled.scores(forward)
+    alone, _ = scores(bundled, rain_turn)
+    with_context, _ = scores(bundled, forward)
     assert not np.array_equal(alone, with_context)
 
 
@@ -387,15 +307,14 @@ def test_tool_loads_a_skill_that_was_not_shown(bundled: Router) -> None:
 
 @given(st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=12), st.data())
 def test_rank_of_equals_the_full_ranking(values, data):
-    scores = np.array(values, dtype=np.float64)
     order = np.array(data.draw(st.permutations(range(len(values)))), dtype=np.int64)
-    full = signal_ranks(scores, order)
-    assert [rank_of(scores, order, i) for i in range(len(values))] == full.tolist()
+    full = ranks_by_score(values_array := np.array(values, dtype=np.float64), order)
+    assert [rank_of(values_array, order, i) for i in range(len(values))] == full.tolist()
 
 
 def test_bulk_evaluation_ranks_exactly_as_the_router(bundled: Router, tmp_path: Path) -> None:
-    from router.cli.evaluate import retrievers_for
     from router.evaluation import load_requests
+    from router.evaluation.retrievers import retrievers_for
 
     rows = [
         {"id": "c1", "messages": [{"role": "user", "content": "I have a Go service with a data race"},
@@ -412,3 +331,15 @@ def test_bulk_evaluation_ranks_exactly_as_the_router(bundled: Router, tmp_path: 
     for request in requests:
         live = bundled.rank(list(request.messages) if request.messages else request.query, 5)
         assert [pair[0] for pair in retrieve(request)] == [m.id for m in live]
+
+
+def test_lone_surrogates_are_routed_as_replacement_characters(bundled: Router, capsys) -> None:
+    from router.cli import main
+
+    cleaned = bundled.rank("caf\ufffd rain tomorrow in Lyon", 3)
+    assert bundled.rank("caf\udce9 rain tomorrow in Lyon", 3) == cleaned
+    assert bundled.rank([{"role": "user", "content": "caf\ud83d rain tomorrow in Lyon"}], 3) == cleaned
+    status = main(["route", "caf\udce9 rain tomorrow in Lyon", "--skills", str(BUNDLED), "--profile", "genkit",
+                   "--index-dir", bundled.index_folder, "--json", "-k", "3"])
+    assert status == 0
+    assert [row["id"] for row in json.loads(capsys.readouterr().out)] == [m.id for m in cleaned]

@@ -38,7 +38,7 @@ def skill(name: str, description: str, path: str = "", **metadata: object) -> Sk
 
 # -- the text -----------------------------------------------------------------------------------------------------
 def test_claude_code_context_is_the_spec_format_best_first() -> None:
-    skills = [skill("weather-forecast", "Give the forecast.\nUse when asked about tomorrow."),
+    skills = [skill("weather-forecast", "Give the forecast. Use when asked about tomorrow."),
               skill("current-weather", "Report the weather now.")]
     assert hooks.hook_context("claude-code", skills) == (
         "Skills most relevant to this request (skill-router):\n"
@@ -46,22 +46,20 @@ def test_claude_code_context_is_the_spec_format_best_first() -> None:
         "- current-weather: Report the weather now.")
 
 
-def test_codex_context_lists_canonical_paths(tmp_path: Path) -> None:
-    real = write_skill(tmp_path / "lib", "git-commit-messages", "Write commit messages.")
-    (tmp_path / "link").symlink_to(tmp_path / "lib")
-    linked = str(tmp_path / "link" / "git-commit-messages" / "SKILL.md")
-    skills = [skill("git-commit-messages", "Write commit messages.", linked), skill("empty", "", linked)]
+def test_codex_context_lists_paths(tmp_path: Path) -> None:
+    path = str(write_skill(tmp_path / "lib", "git-commit-messages", "Write commit messages."))
+    skills = [skill("git-commit-messages", "Write commit messages.", path), skill("empty", "", path)]
     assert hooks.hook_context("codex", skills) == (
         "Skills most relevant to this request (skill-router):\n"
-        f"- git-commit-messages: Write commit messages. (file: {real.resolve()})\n"
-        f"- empty: (file: {real.resolve()})")
+        f"- git-commit-messages: Write commit messages. (file: {path})\n"
+        f"- empty: (file: {path})")
 
 
 def test_claude_code_cuts_descriptions_at_250_and_drops_uninvocable_skills() -> None:
     long = "word " * 100
     skills = [skill("hidden", "Never named.", **{"disable-model-invocation": True}), skill("long", long)]
     text = hooks.hook_context("claude-code", skills)
-    assert text == f"{HEADER}\n- long: {' '.join(long.split())[:250]}"
+    assert text == f"{HEADER}\n- long: {long[:250]}"
 
 
 def test_at_most_five_skills_and_2000_characters() -> None:
@@ -96,7 +94,8 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         yield url, service
 
 
-def run_hook(harness: str, stdin: bytes | str, *options: str, timeout: float = 30) -> tuple[subprocess.CompletedProcess, float]:
+def run_hook(harness: str, stdin: bytes | str, *options: str,
+             timeout: float = 30) -> tuple[subprocess.CompletedProcess, float]:
     data = stdin if isinstance(stdin, bytes) else stdin.encode()
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     start = time.monotonic()
@@ -105,6 +104,7 @@ def run_hook(harness: str, stdin: bytes | str, *options: str, timeout: float = 3
     return done, time.monotonic() - start
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("harness,stdin", [("claude-code", CLAUDE_STDIN), ("codex", CODEX_STDIN)])
 def test_the_command_prints_what_the_server_endpoint_answers(server, harness, stdin) -> None:
     url, service = server
@@ -121,6 +121,7 @@ def test_the_command_prints_what_the_server_endpoint_answers(server, harness, st
     assert context == hooks.routing_context(harness, routing)
 
 
+@pytest.mark.model
 def test_the_hook_answered_by_a_server_does_not_import_torch(server) -> None:
     url, _ = server
     code = ("import sys, json\nfrom router.cli import main\nmain(['hook', 'claude-code', '--url', sys.argv[1]])\n"
@@ -172,12 +173,14 @@ def test_an_unknown_harness_also_exits_0() -> None:
     assert done.returncode == 0 and done.stdout == b"" and len(done.stderr.splitlines()) == 1
 
 
+@pytest.mark.model
 def test_an_empty_prompt_prints_nothing_silently(server) -> None:
     url, _ = server
     done, _ = run_hook("codex", json.dumps({**CODEX_STDIN, "prompt": "  "}), "--url", url)
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
 
 
+@pytest.mark.model
 def test_an_abstaining_router_prints_nothing(tmp_path: Path) -> None:
     library = copy_bundled(tmp_path / "skills")
     config = tmp_path / "strict.json"
@@ -195,17 +198,20 @@ def readme_hook_snippets() -> list[dict]:
     import re
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", text, re.DOTALL) if "UserPromptSubmit" in b]
+    fenced = re.findall(r"^ *```json\n(.*?)\n *```", text, re.DOTALL | re.MULTILINE)
+    blocks = [json.loads(b) for b in fenced if "UserPromptSubmit" in b]
     return [hook for block in blocks for entry in block["hooks"]["UserPromptSubmit"] for hook in entry["hooks"]]
 
 
+@pytest.mark.model
 def test_the_readme_snippets_work_as_pasted(server) -> None:
     import shlex
     from urllib.parse import urlsplit
 
     url, _ = server
     snippets = readme_hook_snippets()
-    assert {h["type"] for h in snippets} == {"command", "http"} and len(snippets) == 3
+    assert {h["type"] for h in snippets} == {"command", "http"}
+    assert {h.get("command") for h in snippets} >= {"skill-router hook claude-code", "skill-router hook codex"}
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env["SKILL_ROUTER_URL"] = url  # the snippets rely on the default URL; the test server has its own port
     env["PATH"] = f"{SCRIPT.parent}{os.pathsep}{env.get('PATH', '')}"
@@ -214,11 +220,11 @@ def test_the_readme_snippets_work_as_pasted(server) -> None:
         stdin = CODEX_STDIN if harness == "codex" else CLAUDE_STDIN
         if hook["type"] == "command":
             done = subprocess.run(shlex.split(hook["command"]), input=json.dumps(stdin).encode(), env=env,
-                                  capture_output=True, timeout=hook["timeout"])
+                                  capture_output=True, timeout=hook.get("timeout", 60))
             assert done.returncode == 0 and done.stderr == b"", done.stderr
             answer = json.loads(done.stdout)
         else:
             with httpx.Client(base_url=url, trust_env=False) as client:
-                answer = client.post(urlsplit(hook["url"]).path, json=stdin, timeout=hook["timeout"]).json()
+                answer = client.post(urlsplit(hook["url"]).path, json=stdin, timeout=hook.get("timeout", 60)).json()
         assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
         assert answer["hookSpecificOutput"]["additionalContext"].startswith(HEADER)

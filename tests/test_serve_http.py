@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from router.profiles import get_profile
-from router.registry import SkillRegistry
+from router.library import from_folders
 from serve_support import copy_bundled, running, write_skill
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = pytest.mark.model  # a real server with the real model
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +50,12 @@ def test_route_takes_a_conversation_and_per_request_pin_and_exclude(server) -> N
     messages = [{"role": "user", "content": "I have a CSV export"},
                 {"role": "assistant", "content": "ok"},
                 {"role": "user", "content": [{"type": "text", "text": "will it rain in Lyon this weekend?"}]}]
-    body = client.post("/v1/route", json={"messages": messages, "k": 2, "pin": ["haiku-responder"],
+    body = client.post("/v1/route", json={"messages": messages, "k": 2, "pin": ["go-code-review"],
                                           "exclude": ["weather-forecast"]}).json()
     names = [m["name"] for m in body["matches"]]
     assert "weather-forecast" not in names and "weather-forecast" not in body["shown"]
-    assert "haiku-responder" in body["shown"]
-    assert [m["reason"] for m in body["matches"]][-1] == "pinned"
+    assert "go-code-review" in body["shown"]
+    assert body["matches"][-1]["name"] == "go-code-review" and body["matches"][-1]["reason"] == "pinned"
 
 
 def test_batch_routes_each_request_as_route_does(server) -> None:
@@ -87,7 +87,7 @@ def test_skills_listing_ranking_and_metadata(server) -> None:
 def test_tool_returns_exactly_what_the_profile_returns(server) -> None:
     client, _, library, _ = server
     profile = get_profile("genkit")
-    registry = SkillRegistry.discover([str(library)], profile)
+    registry = from_folders([str(library)], profile).registry
     expected = profile.call_tool(registry, {"skillName": "weather-forecast"}, "use_skill")
     answer = client.post("/v1/tool", json={"name": "weather-forecast"})
     assert answer.status_code == 200 and answer.json()["result"] == expected
@@ -229,7 +229,8 @@ def test_decision_log_links_a_load_to_the_routing_before_it(server) -> None:
     assert load["skill"] == "weather-forecast" and load["after"] == routed["request_id"] and load["shown"] is True
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30),
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+JSON = st.recursive(SCALARS | st.text(max_size=30),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,
                                                                                  max_size=4), max_leaves=12)
 FIELDS = st.fixed_dictionaries({}, optional={

@@ -134,6 +134,7 @@ def test_eval_from_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["eval"]) == 2
 
 
+@pytest.mark.model
 def test_learn_from_log_command_adds_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     library = copy_bundled(tmp_path / "skills")
     path = tmp_path / "log.jsonl"

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from router.profiles import get_profile
-from router.registry import SkillRegistry
+from router.library import from_folders
 from serve_support import copy_bundled, running
 
 SCRIPT = Path(sys.executable).parent / "skill-router"
+pytestmark = pytest.mark.model  # a real server with the real model
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_search_skills_returns_structured_results(server) -> None:
 def test_load_skill_is_the_profile_tool_result_and_is_logged(server) -> None:
     url, _, library, root = server
     profile = get_profile("genkit")
-    expected = profile.call_tool(SkillRegistry.discover([str(library)], profile), {"skillName": "weather-forecast"},
+    expected = profile.call_tool(from_folders([str(library)], profile).registry, {"skillName": "weather-forecast"},
                                  "use_skill")
 
     async def work(session, _):
@@ -95,8 +96,8 @@ def test_load_skill_is_the_profile_tool_result_and_is_logged(server) -> None:
         return loaded, missing
 
     loaded, missing = call(url, work)
-    assert loaded.structured_content == {"name": "weather-forecast", "base_directory": str(library / "weather-forecast"),
-                                         "content": expected}
+    assert loaded.structured_content == {"name": "weather-forecast",
+                                         "base_directory": str(library / "weather-forecast"), "content": expected}
     assert missing.is_error and "weather-forecast" in missing.content[0].text
     records = [json.loads(line) for line in (root / "decisions.jsonl").read_text().splitlines()]
     search = [r for r in records if r["type"] == "route" and r["source"] == "mcp"][-1]

@@ -14,6 +14,8 @@ import pytest
 from serve_support import copy_bundled, running, write_skill
 
 OLD = "Convert quantities between metric, imperial and US customary units."
+pytestmark = pytest.mark.model  # a real server with the real model
+
 NEW = "Convert quantities between units, including nautical miles, furlongs and light years."
 
 
@@ -69,7 +71,8 @@ def test_no_request_fails_during_reloads_and_each_sees_one_library(live) -> None
     def hammer() -> None:
         with httpx.Client(base_url=str(client.base_url), timeout=30, trust_env=False) as own:
             while not stop.is_set():
-                answer = own.post("/v1/route", json={"query": "convert 3 furlongs to metres", "pin": ["unit-conversion"]})
+                answer = own.post("/v1/route", json={"query": "convert 3 furlongs to metres",
+                                                     "pin": ["unit-conversion"]})
                 statuses.append(answer.status_code)
                 if answer.status_code == 200:
                     catalogue = answer.json()["catalogue"]

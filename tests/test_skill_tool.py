@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from router.errors import SkillToolError
+from router.library import discover
 from router.profiles import get_profile
-from router.registry import SkillRegistry
 
 GENKIT = get_profile("genkit")
 UNREAL = get_profile("unreal")
@@ -49,7 +49,7 @@ def test_genkit_tool_definition_exists_even_without_skills():
 
 
 def test_unreal_tool_definition(tmp_path):
-    skills = SkillRegistry.discover([library(tmp_path, "a")], "unreal").skills
+    skills = discover([library(tmp_path, "a")], "unreal").skills
     parameters = {"type": "object",
                   "properties": {"name": {"type": "string", "description": "The exact name of the skill to load."}},
                   "required": ["name"]}
@@ -65,7 +65,7 @@ def test_unreal_tool_definition(tmp_path):
 
 
 def test_agentskills_tool_definition_constrains_the_name(tmp_path):
-    skills = SkillRegistry.discover([library(tmp_path, "b", "a")], "agentskills").skills
+    skills = discover([library(tmp_path, "b", "a")], "agentskills").skills
     assert AGENTSKILLS.tool(skills).anthropic() == {
         "name": "activate_skill",
         "description": "Load a skill's full instructions by name.",
@@ -91,13 +91,13 @@ def test_tool_dicts_are_copies(tmp_path):
 # --- genkit: errors fail the call ---------------------------------------------------------------------------
 
 def test_genkit_returns_the_raw_file_frontmatter_included(tmp_path):
-    registry = SkillRegistry.discover([library(tmp_path, "alpha")], "genkit")
+    registry = discover([library(tmp_path, "alpha")], "genkit")
     assert GENKIT.call_tool(registry, {"skillName": "alpha"}) == RAW.format(name="alpha")
     assert GENKIT.call_tool(registry, '{"skillName": "alpha"}') == RAW.format(name="alpha")
 
 
 def test_genkit_unknown_name_fails(tmp_path):
-    registry = SkillRegistry.discover([library(tmp_path, "alpha")], "genkit")
+    registry = discover([library(tmp_path, "alpha")], "genkit")
     with pytest.raises(SkillToolError) as caught:
         GENKIT.call_tool(registry, {"skillName": "nope"})
     assert str(caught.value) == 'skill "nope" not found'
@@ -110,7 +110,7 @@ def test_genkit_unknown_name_fails(tmp_path):
 
 
 def test_genkit_read_failure_after_discovery_fails(tmp_path):
-    registry = SkillRegistry.discover([library(tmp_path, "x")], "genkit")
+    registry = discover([library(tmp_path, "x")], "genkit")
     path = tmp_path / "x" / "SKILL.md"
     path.unlink()
     with pytest.raises(SkillToolError) as caught:
@@ -120,7 +120,7 @@ def test_genkit_read_failure_after_discovery_fails(tmp_path):
 
 def test_genkit_invalid_utf8_comes_back_as_replacement_characters(tmp_path):
     write(tmp_path / "bin" / "SKILL.md", b"---\ndescription: d\n---\nbad \xff\xfe bytes\n")
-    registry = SkillRegistry.discover([tmp_path], "genkit")
+    registry = discover([tmp_path], "genkit")
     assert GENKIT.call_tool(registry, {"skillName": "bin"}) == "---\ndescription: d\n---\nbad \ufffd\ufffd bytes\n"
 
 
@@ -128,7 +128,7 @@ def test_genkit_invalid_utf8_comes_back_as_replacement_characters(tmp_path):
 
 @pytest.fixture
 def unreal_registry(tmp_path):
-    return SkillRegistry.discover([library(tmp_path, "foo")], "unreal")
+    return discover([library(tmp_path, "foo")], "unreal")
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_unreal_success_returns_the_whole_file(unreal_registry, tmp_path):
 def test_unreal_invalid_utf8_and_no_size_cap(tmp_path):
     big = "x" * 200_000
     write(tmp_path / "big" / "SKILL.md", ("---\nname: big\ndescription: d\n---\n" + big).encode() + b"\xc3(")
-    registry = SkillRegistry.discover([tmp_path], "unreal")
+    registry = discover([tmp_path], "unreal")
     assert UNREAL.call_tool(registry, {"name": "big"}, "SkillUse") == \
         "---\nname: big\ndescription: d\n---\n" + big + "\ufffd("
 
@@ -186,7 +186,7 @@ def test_unreal_never_raises_on_a_read_failure(unreal_registry, tmp_path):
 def test_activate_skill_wraps_the_body(tmp_path):
     write(tmp_path / "pdf" / "SKILL.md", "\ufeff---\r\nname: pdf\r\ndescription: PDFs\r\n---\r\n\r\n# PDF\r\n\r\n"
                                           "Run scripts/x.py\r\n")
-    registry = SkillRegistry.discover([tmp_path], "agentskills")
+    registry = discover([tmp_path], "agentskills")
     assert AGENTSKILLS.call_tool(registry, {"name": "pdf"}) == (
         '<skill_content name="pdf">\n'
         "# PDF\n\nRun scripts/x.py\n\n"
@@ -198,12 +198,12 @@ def test_activate_skill_wraps_the_body(tmp_path):
 
 def test_activate_skill_replaces_invalid_utf8(tmp_path):
     write(tmp_path / "s" / "SKILL.md", b"---\nname: s\ndescription: d\n---\nbad \xff byte\n")
-    registry = SkillRegistry.discover([tmp_path], "agentskills")
+    registry = discover([tmp_path], "agentskills")
     assert "\nbad \ufffd byte\n" in AGENTSKILLS.call_tool(registry, '{"name": "s"}')
 
 
 def test_activate_skill_errors_fail(tmp_path):
-    registry = SkillRegistry.discover([library(tmp_path, "a")], "agentskills")
+    registry = discover([library(tmp_path, "a")], "agentskills")
     with pytest.raises(SkillToolError, match=r"^activate_skill: unknown skill 'zz'; known skills: a$"):
         AGENTSKILLS.call_tool(registry, {"name": "zz"})
     with pytest.raises(SkillToolError, match='^activate_skill: argument "name" must be a non-empty string$'):
@@ -216,7 +216,7 @@ def test_activate_skill_errors_fail(tmp_path):
 
 @pytest.mark.parametrize("profile", [GENKIT, UNREAL, AGENTSKILLS], ids=lambda p: p.name)
 def test_a_registered_skill_loads_even_when_not_rendered(tmp_path, profile):
-    registry = SkillRegistry.discover([library(tmp_path, "shown", "hidden-from-catalogue")], profile)
+    registry = discover([library(tmp_path, "shown", "hidden-from-catalogue")], profile)
     shown = [registry.get("shown")]
     assert "hidden-from-catalogue" not in profile.render(shown)
     key = "skillName" if profile is GENKIT else "name"
@@ -226,7 +226,7 @@ def test_a_registered_skill_loads_even_when_not_rendered(tmp_path, profile):
 
 @pytest.mark.parametrize("profile", [GENKIT, UNREAL, AGENTSKILLS], ids=lambda p: p.name)
 def test_tool_reads_the_file_at_call_time(tmp_path, profile):
-    registry = SkillRegistry.discover([library(tmp_path, "live")], profile)
+    registry = discover([library(tmp_path, "live")], profile)
     (tmp_path / "live" / "SKILL.md").write_text(RAW.format(name="live") + "Edited after discovery.\n")
     key = "skillName" if profile is GENKIT else "name"
     assert "Edited after discovery." in profile.call_tool(registry, {key: "live"})
@@ -236,5 +236,5 @@ def test_symlinked_skill_file_is_read_through_the_link(tmp_path):
     write(tmp_path / "store" / "real.md", RAW.format(name="linked"))
     (tmp_path / "lib" / "linked").mkdir(parents=True)
     os.symlink(tmp_path / "store" / "real.md", tmp_path / "lib" / "linked" / "SKILL.md")
-    registry = SkillRegistry.discover([tmp_path / "lib"], "unreal")
+    registry = discover([tmp_path / "lib"], "unreal")
     assert UNREAL.call_tool(registry, {"name": "linked"}, "SkillUse") == RAW.format(name="linked")

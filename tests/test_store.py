@@ -1,4 +1,5 @@
-"""The persistent index folder: embeddings cached by content, rebuilt with a reason when stale, safe to share."""
+"""The persistent index folder: embeddings cached by content, every file checked, rebuilt with a reason when
+damaged, one folder per library, readers that never wait, writers that clean up after a crash."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,7 @@ from router.config import RouterConfig
 from router.errors import CatalogError
 from router.learned import FILE as LEARNED_FILE, append_learned, load_learned
 from router.routing import Router
-from router.store import FORMAT, KEYS, MANIFEST, VECTORS, EmbeddingStore, text_key
+from router.store import FORMAT, MANIFEST, VECTORS, EmbeddingCache, IndexFolder, default_index_folder, text_key
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,13 +30,7 @@ SKILLS = {
     "sql-tuning": "Make one slow SQL query faster with query plans and indexes.",
     "poem-writer": "Write short rhyming poems and haiku on any topic.",
 }
-
-
-@pytest.fixture(scope="session")
-def encoder() -> Encoder:
-    model = Encoder()
-    model.encode(["warm up"])
-    return model
+RAIN = "is it raining right now"
 
 
 def write_library(root: Path, skills: dict[str, str] = SKILLS) -> Path:
@@ -45,87 +41,57 @@ def write_library(root: Path, skills: dict[str, str] = SKILLS) -> Path:
     return root
 
 
-def make_router(tmp_path: Path, encoder: Encoder, **kwargs) -> Router:
-    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0, k=2),
+def make_router(tmp_path: Path, encoder, **kwargs) -> Router:
+    # Description texts only (no body signals), so the counts below are one text per skill.
+    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0, k=2, body="none"),
                               index_folder=str(tmp_path / "idx"), encoder=encoder, **kwargs)
 
 
+class Refusing:
+    """The real encoder's identity, but any call to encode fails the test: nothing may be embedded."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.model_id, self.dim, self._encoder = encoder.model_id, encoder.dim, encoder
+
+    def encode(self, texts, **_):
+        if len(texts) != 1:
+            raise AssertionError(f"re-embedded {texts}")
+        return self._encoder.encode(texts)  # one request at a time is routing, not indexing
+
+
+def manifest(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "idx" / MANIFEST).read_text())
+
+
+def generation(tmp_path: Path) -> Path:
+    return tmp_path / "idx" / manifest(tmp_path)["generation"]
+
+
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> tuple[Path, Router]:
+def template(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Path:
     folder = tmp_path_factory.mktemp("template")
     write_library(folder / "skills")
-    return folder, make_router(folder, encoder).build()
+    make_router(folder, encoder).build()
+    return folder
 
 
 @pytest.fixture
-def built(tmp_path: Path, template: tuple[Path, Router], encoder: Encoder) -> Router:
+def built(tmp_path: Path, template: Path, encoder: Encoder) -> Path:
     """A library and its index folder in ``tmp_path``, copied from one build so each test starts from it."""
-    shutil.copytree(template[0] / "skills", tmp_path / "skills")
-    shutil.copytree(template[0] / "idx", tmp_path / "idx")
-    return make_router(tmp_path, encoder).build()
+    shutil.copytree(template / "skills", tmp_path / "skills")
+    shutil.copytree(template / "idx", tmp_path / "idx")
+    return tmp_path
 
 
-def test_first_build_embeds_each_text_and_writes_the_folder(template: tuple[Path, Router]) -> None:
-    tmp_path, built = template
-    assert built.embedded_count == len(SKILLS)
-    manifest = json.loads((tmp_path / "idx" / MANIFEST).read_text())
-    assert manifest["format"] == FORMAT and manifest["dim"] == 384
-    assert manifest["model"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert sorted(manifest["skills"]) == sorted(SKILLS)
-    assert np.load(tmp_path / "idx" / VECTORS, allow_pickle=False).shape == (len(SKILLS), 384)
-    assert built.notes == []
+def test_first_build_embeds_each_text_and_writes_every_file_with_its_checksum(template: Path) -> None:
+    data = manifest(template)
+    assert data["format"] == FORMAT and data["dim"] == 384 and len(data["skills"]) == len(SKILLS)
+    files = set(data["files"])
+    assert {"vectors.npy", "keys.json", "bm25/index.json", "dense/vectors.npy", "dense/ids.json"} <= files
+    assert sorted(p.name for p in (template / "idx").iterdir()) == sorted([".lock", MANIFEST, data["generation"]])
 
 
-def test_second_router_over_the_same_folder_embeds_nothing(built: Router, tmp_path: Path,
-                                                            encoder: Encoder) -> None:
-    before = encoder.encoded_count
-    again = make_router(tmp_path, encoder).build()
-    assert again.embedded_count == 0
-    assert encoder.encoded_count == before
-    assert again.rank("fix the broken dates in my CSV")[0].id == "csv-cleanup"
-
-
-def test_changing_one_description_embeds_exactly_one_text(built: Router, tmp_path: Path,
-                                                           encoder: Encoder) -> None:
-    changed = dict(SKILLS, **{"poem-writer": "Compose limericks and sonnets about the sea."})
-    write_library(tmp_path / "skills", changed)
-    before = encoder.encoded_count
-    rebuilt = make_router(tmp_path, encoder).build()
-    assert rebuilt.embedded_count == 1
-    assert encoder.encoded_count == before + 1
-    keys = json.loads((tmp_path / "idx" / KEYS).read_text())
-    assert len(keys) == len(SKILLS)  # the old text's row is dropped, not kept forever
-
-
-def test_truncated_vectors_are_rebuilt_with_a_note(built: Router, tmp_path: Path, encoder: Encoder) -> None:
-    vectors = tmp_path / "idx" / VECTORS
-    vectors.write_bytes(vectors.read_bytes()[:200])
-    router = make_router(tmp_path, encoder).build()
-    assert any("corrupt" in note and VECTORS in note for note in router.notes), router.notes
-    assert router.embedded_count == 0  # recovered from the saved dense index, nothing re-embedded
-    assert router.rank("is it raining right now")[0].id == "weather-now"
-    again = make_router(tmp_path, encoder).build()
-    assert again.embedded_count == 0 and again.notes == []  # the rebuilt folder is whole again
-
-
-def test_corrupt_vectors_and_dense_index_are_rebuilt_from_the_skills(built: Router, tmp_path: Path,
-                                                                     encoder: Encoder) -> None:
-    vectors = tmp_path / "idx" / VECTORS
-    vectors.write_bytes(vectors.read_bytes()[:200])
-    faiss_files = [p for p in (tmp_path / "idx" / "dense").iterdir() if p.name != "signature.txt"]
-    for path in faiss_files:
-        path.write_bytes(path.read_bytes()[:10])
-    router = make_router(tmp_path, encoder).build()
-    assert any("corrupt" in note for note in router.notes), router.notes
-    assert router.embedded_count == len(SKILLS)
-    assert router.rank("is it raining right now")[0].id == "weather-now"
-    assert make_router(tmp_path, encoder).build().embedded_count == 0
-
-
-def test_saved_indexes_are_loaded_rather_than_rebuilt(built: Router, tmp_path: Path, encoder: Encoder) -> None:
-    for name in ("bm25", "dense"):
-        assert (tmp_path / "idx" / name / "signature.txt").is_file()
-    router = make_router(tmp_path, encoder)
+def test_a_current_index_loads_without_embedding_or_building(built: Path, encoder: Encoder) -> None:
     from indexes import BM25Index, DenseIndex
 
     calls = []
@@ -133,82 +99,186 @@ def test_saved_indexes_are_loaded_rather_than_rebuilt(built: Router, tmp_path: P
     try:
         BM25Index.from_texts = classmethod(lambda cls, *a, **k: calls.append("bm25") or original[0](cls, *a, **k))
         DenseIndex.from_vectors = classmethod(lambda cls, *a, **k: calls.append("dense") or original[1](cls, *a, **k))
-        router.build()
+        router = make_router(built, Refusing(encoder)).build()
     finally:
         BM25Index.from_texts, DenseIndex.from_vectors = classmethod(original[0]), classmethod(original[1])
-    assert calls == [] and router.embedded_count == 0
-    assert router.rank("is it raining right now")[0].id == "weather-now"
+    assert calls == [] and router.embedded_count == 0 and router.notes == [] and router.saved is None
+    assert router.rank(RAIN)[0].id == "weather-now"
 
 
-def test_another_model_is_rebuilt_with_a_note_naming_both(built: Router, tmp_path: Path,
-                                                          encoder: Encoder) -> None:
-    path = tmp_path / "idx" / MANIFEST
-    manifest = json.loads(path.read_text())
-    path.write_text(json.dumps({**manifest, "model": "acme/other-embedder"}))
-    router = make_router(tmp_path, encoder).build()
+def test_changing_one_description_embeds_exactly_one_text_and_drops_the_old_row(built: Path, encoder) -> None:
+    path = built / "skills" / "poem-writer" / "SKILL.md"
+    path.write_text(path.read_text().replace("haiku", "limericks"), encoding="utf-8")
+    router = make_router(built, encoder).build()
+    assert router.embedded_count == 1 and router.saved is True
+    assert len(json.loads((generation(built) / "keys.json").read_text())) == len(SKILLS)
+
+
+def test_a_flipped_vector_is_detected_by_its_checksum_and_rebuilt(built: Path, encoder: Encoder) -> None:
+    path = generation(built) / "dense" / "vectors.npy"
+    vectors = np.load(path)
+    vectors[0] = -vectors[0]  # same shape and dtype: only the checksum can tell
+    np.save(path, vectors)
+    router = make_router(built, encoder).build()
+    assert any("dense/vectors.npy (checksum mismatch)" in n and "rebuilding" in n for n in router.notes), router.notes
+    assert router.rank(RAIN)[0].id == "weather-now"
+    assert make_router(built, Refusing(encoder)).build().notes == []  # whole again
+
+
+@pytest.mark.parametrize(("damage", "reason"), [
+    (lambda idx: (idx / MANIFEST).write_bytes(bytes(range(256)) * 4), "corrupt manifest.json"),
+    (lambda idx: (idx / MANIFEST).write_text(json.dumps({**json.loads((idx / MANIFEST).read_text()), "files": []})),
+     "without the checksums of its files"),
+    (lambda idx: (idx / json.loads((idx / MANIFEST).read_text())["generation"] / "dense" / "ids.json")
+     .write_bytes(b'["\xff"]'), "dense/ids.json (checksum mismatch)"),
+    (lambda idx: (idx / MANIFEST).unlink(), "missing its manifest.json"),
+    (lambda idx: (idx / MANIFEST).write_text(json.dumps({**json.loads((idx / MANIFEST).read_text()), "dim": "384"})),
+     "(dim '384'), the router is configured with"),
+    (lambda idx: (idx / json.loads((idx / MANIFEST).read_text())["generation"] / VECTORS).write_bytes(b"\x93NUMPY"),
+     "vectors.npy (checksum mismatch)"),
+    (lambda idx: shutil.rmtree(idx / json.loads((idx / MANIFEST).read_text())["generation"] / "bm25"),
+     "missing gen-"),
+])
+def test_damage_is_rebuilt_with_one_note_saying_what_was_wrong(built: Path, encoder: Encoder, damage,
+                                                              reason: str) -> None:
+    damage(built / "idx")
+    router = make_router(built, encoder).build()
+    notes = [n for n in router.notes if "rebuilding it from the skills" in n]
+    assert len(notes) == 1 and reason in notes[0], router.notes
+    assert router.rank(RAIN)[0].id == "weather-now"
+    again = make_router(built, Refusing(encoder)).build()
+    assert again.notes == [] and again.embedded_count == 0
+
+
+def test_another_model_or_format_is_rebuilt_with_a_note_naming_both(built: Path, encoder: Encoder) -> None:
+    path = built / "idx" / MANIFEST
+    path.write_text(json.dumps({**manifest(built), "model": "acme/other-embedder"}))
+    router = make_router(built, encoder).build()
     note = next(n for n in router.notes if "model" in n)
     assert "acme/other-embedder" in note and encoder.model_id in note
-    # The saved dense index's signature is made of this model's text hashes, so its vectors refill the cache.
-    assert router.embedded_count == 0
-    assert json.loads(path.read_text())["model"] == encoder.model_id
+    assert manifest(built)["model"] == encoder.model_id
+    path.write_text(json.dumps({**manifest(built), "format": FORMAT + 98}))
+    router = make_router(built, encoder).build()
+    assert any(f"format {FORMAT + 98}" in n and f"format {FORMAT}" in n for n in router.notes), router.notes
 
 
-def test_a_folder_built_by_another_model_is_re_embedded(built: Router, tmp_path: Path, encoder: Encoder) -> None:
-    path = tmp_path / "idx" / MANIFEST
-    path.write_text(json.dumps({**json.loads(path.read_text()), "model": "acme/other-embedder"}))
-    for name in ("bm25", "dense"):  # what another model's build would have signed
-        (tmp_path / "idx" / name / "signature.txt").write_text("0" * 64 + "\n")
-    router = make_router(tmp_path, encoder).build()
-    assert any("acme/other-embedder" in n for n in router.notes)
-    assert router.embedded_count == len(SKILLS)
-    assert router.rank("is it raining right now")[0].id == "weather-now"
+def test_two_libraries_beside_each_other_keep_their_own_index(tmp_path: Path, encoder: Encoder) -> None:
+    a = write_library(tmp_path / "share" / "libA", dict(list(SKILLS.items())[:3]))
+    b = write_library(tmp_path / "share" / "libB", dict(list(SKILLS.items())[3:]))
+    folders = {default_index_folder([str(a)], None, "genkit"), default_index_folder([str(b)], None, "genkit"),
+               default_index_folder([str(a)], None, "unreal")}
+    assert len(folders) == 3 and all(f.startswith(str(tmp_path / "share" / ".skill-router-index")) for f in folders)
+
+    def build(root: Path) -> Router:
+        return Router.from_skills([str(root)], "genkit", RouterConfig(route_above=0, body="none"),
+                                  encoder=encoder).build()
+
+    assert build(a).embedded_count == 3
+    assert build(b).embedded_count == 2
+    assert build(a).embedded_count == 0  # B's save did not touch A's vectors
+    append_learned(build(a).index_folder, {"weather-now": ["umbrella today?"]})
+    assert build(a).skill_by_id("weather-now").examples == ("umbrella today?",)
+    assert all(not s.examples for s in build(b).skills)  # learned examples never cross libraries
 
 
-def test_another_format_is_rebuilt_with_a_note(built: Router, tmp_path: Path, encoder: Encoder) -> None:
-    path = tmp_path / "idx" / MANIFEST
-    path.write_text(json.dumps({**json.loads(path.read_text()), "format": FORMAT + 98}))
-    router = make_router(tmp_path, encoder).build()
-    assert any(f"format {FORMAT + 98}" in note and f"format {FORMAT}" in note for note in router.notes), router.notes
-    assert router.embedded_count == 0  # the signed dense index of this format refills the cache
-    assert json.loads(path.read_text())["format"] == FORMAT
+def test_an_index_folder_shared_on_purpose_reuses_vectors_but_not_learned_examples(tmp_path: Path,
+                                                                                   encoder: Encoder) -> None:
+    a = write_library(tmp_path / "a", SKILLS)
+    b = write_library(tmp_path / "b", SKILLS)
+    shared = str(tmp_path / "idx")
+    Router.from_skills([str(a)], "genkit", RouterConfig(body="none"), index_folder=shared, encoder=encoder).build()
+    append_learned(shared, {"weather-now": ["umbrella today?"]})
+    router = Router.from_skills([str(b)], "genkit", RouterConfig(body="none"), index_folder=shared,
+                                encoder=encoder).build()
+    assert router.embedded_count == 0  # same texts, same model: the cached vectors serve
+    assert all(not s.examples for s in router.skills)
+    assert any("learned for another library" in n for n in router.notes)
 
 
-def test_arrays_round_trip(built: Router, tmp_path: Path, encoder: Encoder) -> None:
-    store = EmbeddingStore(str(tmp_path / "idx"), encoder.model_id, encoder.dim)
-    assert store.notes == [] and len(store) == len(SKILLS)
-
-    def refuse(texts: list[str]) -> np.ndarray:
-        raise AssertionError(f"re-embedded {texts}")
-
-    reloaded = store.embed(built.index_texts(), refuse)
-    np.testing.assert_array_equal(reloaded, built.signals.dense.vectors)
-    assert reloaded.dtype == np.float32
-
-
-def test_store_without_folder_ignores_a_manifest_in_the_working_folder(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / MANIFEST).write_text("not json")
-    monkeypatch.chdir(tmp_path)
-    store = EmbeddingStore("", "m", 3)
-    assert store.notes == [] and len(store) == 0
+def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, encoder: Encoder) -> None:
+    idx = built / "idx"
+    (idx / ".gen-dead.abc.tmp").mkdir()
+    (idx / ".gen-dead.abc.tmp" / "vectors.npy").write_bytes(b"half")
+    (idx / ".manifest.json.xyz.tmp").write_text("{")
+    (idx / "gen-000000000000").mkdir()
+    path = built / "skills" / "poem-writer" / "SKILL.md"
+    path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
+    make_router(built, encoder).build()
+    assert sorted(p.name for p in idx.iterdir()) == sorted([".lock", MANIFEST, manifest(built)["generation"]])
 
 
-def test_store_embeds_each_distinct_text_once(tmp_path: Path) -> None:
+def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path: Path, encoder: Encoder) -> None:
+    write_library(tmp_path / "skills")
+    (tmp_path / "afile").write_text("not a folder")
+    router = Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0),
+                                index_folder=str(tmp_path / "afile"), encoder=encoder).build()
+    assert router.saved is False
+    assert any(n.startswith(f"could not save the index to {tmp_path / 'afile'}") for n in router.notes), router.notes
+    assert router.rank(RAIN)[0].id == "weather-now"
+
+
+HOLD_LOCK = textwrap.dedent("""
+    import sys, time
+    from filelock import FileLock
+    with FileLock(sys.argv[1]):
+        print("held", flush=True)
+        time.sleep(float(sys.argv[2]))
+""")
+
+
+def test_readers_never_wait_for_a_writer(built: Path, encoder: Encoder) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(built / "idx" / ".lock"), "20"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        router = make_router(built, Refusing(encoder)).build()
+        assert router.rank(RAIN)[0].id == "weather-now"
+        assert time.monotonic() - start < 2.0 and router.notes == []
+    finally:
+        holder.kill()
+        holder.communicate()
+
+
+def test_a_writer_that_waits_says_so(built: Path, encoder: Encoder, capsys: pytest.CaptureFixture[str]) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(built / "idx" / ".lock"), "3"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        path = built / "skills" / "poem-writer" / "SKILL.md"
+        path.write_text(path.read_text().replace("haiku", "odes"), encoding="utf-8")
+        router = make_router(built, encoder).build()
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert router.saved is True
+    assert f"waiting for another process that is writing the index at {built / 'idx'}" in capsys.readouterr().err
+
+
+def test_cache_embeds_each_distinct_text_once_and_prunes() -> None:
     calls: list[list[str]] = []
 
     def encode(texts: list[str]) -> np.ndarray:
         calls.append(list(texts))
         return np.eye(3, dtype=np.float32)[[len(t) % 3 for t in texts]]
 
-    store = EmbeddingStore(str(tmp_path / "idx"), "m", 3)
-    out = store.embed(["ab", "abc", "ab"], encode)
-    assert calls == [["ab", "abc"]]
+    cache = EmbeddingCache(3)
+    keys = [text_key("m", t) for t in ("ab", "abc", "ab")]
+    out = cache.embed(keys, ["ab", "abc", "ab"], encode)
+    assert calls == [["ab", "abc"]] and cache.added == 2
     np.testing.assert_array_equal(out, np.eye(3, dtype=np.float32)[[2, 0, 2]])
-    store.save({}, {}, keep=[text_key("m", "abc")])
-    again = EmbeddingStore(str(tmp_path / "idx"), "m", 3)
-    assert len(again) == 1
-    np.testing.assert_array_equal(again.embed(["abc"], encode), np.eye(3, dtype=np.float32)[[0]])
-    assert len(calls) == 1
+    kept = cache.pruned([keys[1], "not-cached"])
+    assert len(kept) == 1 and keys[1] in kept and keys[0] not in kept
+    np.testing.assert_array_equal(kept.get([keys[1]]), np.eye(3, dtype=np.float32)[[0]])
+
+
+def test_a_snapshot_round_trips_the_vectors(built: Path, encoder: Encoder) -> None:
+    router = make_router(built, encoder).build()
+    snapshot = IndexFolder(str(built / "idx")).read(encoder.model_id, encoder.dim)
+    assert snapshot is not None
+    keys = [text_key(encoder.model_id, t) for t in router.dense_texts()]
+    np.testing.assert_array_equal(snapshot.cache.get(keys), router.signals.dense.vectors)
+    assert IndexFolder(str(built / "nothing-here")).read(encoder.model_id, encoder.dim) is None
 
 
 CONCURRENT_BUILD = textwrap.dedent("""
@@ -228,11 +298,12 @@ CONCURRENT_BUILD = textwrap.dedent("""
 
     while not os.path.exists({go!r}):
         time.sleep(0.005)
-    for _ in range(5):
-        router = Router.from_skills([{skills!r}], "genkit", RouterConfig(route_above=0),
+    for i in range(5):
+        router = Router.from_skills([{skills!r}], "genkit", RouterConfig(route_above=0, body="none",
+                                                                             body_tokens=1 + i % 2),
                                     index_folder={index!r}, encoder=HashEncoder()).build()
         assert router.rank("broken dates in a CSV", 1), "no ranking"
-    print(router.notes)
+    print([n for n in router.notes if "waiting" not in n])
 """)
 
 
@@ -247,9 +318,9 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
     for process, (out, err) in zip(processes, results):
         assert process.returncode == 0, err
         assert out.strip() == "[]", out  # neither saw a half-written folder
-    store = EmbeddingStore(str(index), "test/hash-encoder", 8)
-    assert store.notes == [] and len(store) == len(SKILLS)
-    assert not [p.name for p in index.iterdir() if p.name.endswith(".tmp")]
+    snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
+    assert snapshot is not None and len(snapshot.cache) == len(SKILLS)
+    assert sorted(p.name for p in index.iterdir()) == sorted([".lock", MANIFEST, snapshot.manifest["generation"]])
 
 
 # -- learned examples --------------------------------------------------------------------------------------------
@@ -272,12 +343,12 @@ def test_learned_examples_in_the_index_folder_are_loaded(tmp_path: Path, encoder
     assert append_learned(str(index), {"unit-conversion": [request]}) == 0
 
 
-def test_sidecar_examples_are_read(built: Router, tmp_path: Path, encoder: Encoder) -> None:
+def test_sidecar_examples_are_read(built: Path, encoder: Encoder) -> None:
     request = "what should I name my new boat"
-    before = [m.id for m in make_router(tmp_path, encoder).rank(request, 5)].index("sql-tuning")
-    (tmp_path / "skills" / "sql-tuning" / "routing-examples.txt").write_text(
+    before = [m.id for m in make_router(built, encoder).rank(request, 5)].index("sql-tuning")
+    (built / "skills" / "sql-tuning" / "routing-examples.txt").write_text(
         f"# comment\n\n{request}\n", encoding="utf-8")
-    router = make_router(tmp_path, encoder)
+    router = make_router(built, encoder)
     assert router.skill_by_id("sql-tuning").examples == (request,)
     ranked = router.rank(request, 5)
     assert [m.id for m in ranked].index("sql-tuning") < before
@@ -289,6 +360,12 @@ def test_sidecar_examples_are_read(built: Router, tmp_path: Path, encoder: Encod
 def test_bad_learned_rows_name_the_line(tmp_path: Path, line: str) -> None:
     (tmp_path / LEARNED_FILE).write_text('{"id": "a", "query": "ok"}\n' + line + "\n", encoding="utf-8")
     with pytest.raises(CatalogError, match=f"{LEARNED_FILE}:2"):
+        load_learned(str(tmp_path))
+
+
+def test_learned_examples_that_are_not_utf8_name_the_file(tmp_path: Path) -> None:
+    (tmp_path / LEARNED_FILE).write_bytes(b'{"id": "a", "query": "caf\xe9"}\n')
+    with pytest.raises(CatalogError, match=f"{LEARNED_FILE}: not UTF-8"):
         load_learned(str(tmp_path))
 
 

@@ -106,8 +106,7 @@ def test_body_modes() -> None:
     assert body_text("#\nnext line\n", "headings") == ""
 
 
-def test_index_text_with_body_modes() -> None:
+def test_index_text_never_holds_the_body() -> None:
     skill = Skill(name="weather-forecast", description="Forecasts.", body=BODY)
     assert index_text(skill) == "weather forecast. Forecasts."
-    assert index_text(skill, body="headings") == "weather forecast. Forecasts.. Weather forecast Steps Pitfalls"
-    assert index_text(skill, body="lead", body_tokens=3) == "weather forecast. Forecasts.. # Weather forecast"
+    assert body_text(BODY, "both", 3) == "Weather forecast Steps Pitfalls # Weather forecast"

@@ -40,13 +40,6 @@ OFF_TOPIC = ["what is the capital of France", "how tall is mount everest", "who 
              "explain how vaccines work", "what year did the Roman empire fall"]
 
 
-@pytest.fixture(scope="session")
-def encoder():
-    from indexes.encoder import Encoder
-
-    return Encoder()
-
-
 def make_router(tmp_path, encoder, examples: dict[str, list[str]] | None = None, extra=(), **options) -> Router:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "catalog.jsonl"
@@ -99,7 +92,7 @@ def test_cross_validated_numbers_equal_the_routers_own_rankings(tmp_path, encode
     named = Request(id="named", query="maps: weather report, rain, snow, storm and hail alerts tomorrow",
                     gold=("maps",))
     router = make_router(tmp_path, encoder, examples=examples, extra=LOOKALIKES, excluded=["stocks"])
-    fused, _ = router.scores(named.query)
+    fused = router.fuse(router.score_many([named.query]))[0]
     assert sorted(fused, reverse=True).index(fused[[s.id for s in router.skills].index("maps")]) >= 10
     requests = rare_word_requests() + [named]
     result = tune(router, requests, folds=3)
@@ -109,8 +102,7 @@ def test_cross_validated_numbers_equal_the_routers_own_rankings(tmp_path, encode
     for setting in (result.grid[0], result.grid[13], result.grid[-1]):
         config = RouterConfig(route_above=0, fusion=setting["fusion"],
                               weights={"bm25": setting["bm25"], "dense": 1.0, "examples": setting["examples"]})
-        reference.config = config
-        expected = routed_metrics(reference, requests)
+        expected = routed_metrics(reference.with_config(config), requests)
         assert {k: setting[k] for k in expected} == pytest.approx(expected, abs=1e-12)
     assert {k: result.dev[f"default_{k}"] for k in ("hit@1", "recall@5", "mrr")} == \
         pytest.approx(routed_metrics(router, requests), abs=1e-12)
@@ -139,7 +131,7 @@ def test_threshold_separates_no_gold_from_gold_requests(tmp_path, encoder):
     gold = [Request(id=f"{sid}-{j}", query=q, gold=(sid,)) for sid, _, _, plain in SKILLS for j, q in enumerate(plain)]
     none = [Request(id=f"none{i}", query=q, gold=()) for i, q in enumerate(OFF_TOPIC)]
     result = tune(router, gold + none, folds=4)
-    confidence = router.score_many([r.query for r in gold + none])["dense"].max(axis=1)
+    confidence = router.score_many([r.query for r in gold + none]).signals["dense"].max(axis=1)
     gold_conf, none_conf = confidence[: len(gold)], confidence[len(gold):]
     assert none_conf.max() < gold_conf.min()  # the data separate, so the F1-best cut lies between them
     threshold = result.config.threshold
@@ -154,7 +146,7 @@ def test_examples_from_requests_never_use_a_request_as_its_own_example(tmp_path,
     requests = [Request(id=sid, query=OFF_TOPIC[n % len(OFF_TOPIC)] + f" (case {n})", gold=(sid,))
                 for n, (sid, _, _, _) in enumerate(SKILLS)]
     leaky = make_router(tmp_path / "leaky", encoder, examples={r.gold[0]: [r.query] for r in requests})
-    leaky.config = RouterConfig(route_above=0, weights={"bm25": 0.0, "dense": 1.0, "examples": 4.0})
+    leaky = leaky.with_config(RouterConfig(route_above=0, weights={"bm25": 0.0, "dense": 1.0, "examples": 4.0}))
     assert routed_metrics(leaky, requests)["hit@1"] == 1.0  # what leakage would score
 
     result = tune(make_router(tmp_path, encoder), requests, folds=2, examples_from_requests=True)

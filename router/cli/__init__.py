@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Sequence
 
@@ -16,7 +17,6 @@ from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from router import __version__
     from router.cli import evaluate, library, serve
     from router.profiles import DEFAULT_PROFILE, profile_names
 
@@ -39,13 +39,31 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skill-router",
         description="Route a request to the few agent skills that matter, rendered exactly as the harness does.",
     )
-    parser.add_argument("--version", action="version", version=f"skill-router {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and where it is installed")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what discovery skips")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands, common)
     evaluate.register(commands, common)
     serve.register(commands, common)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version`` printed as one line: argparse's own action wraps it at the terminal width."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """The version and where the ``router`` and ``indexes`` packages were imported from: both are generic names, so
+    another installed distribution could shadow them."""
+    import indexes
+    import router
+
+    return (f"skill-router {router.__version__} (router: {os.path.dirname(os.path.abspath(router.__file__ or ''))}, "
+            f"indexes: {os.path.dirname(os.path.abspath(indexes.__file__ or ''))})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

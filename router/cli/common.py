@@ -14,8 +14,14 @@ def config_from(args: Any, **overrides: Any) -> RouterConfig:
     return find_config(getattr(args, "config", None)).with_(**overrides)
 
 
-def roots(args: Any) -> list[str]:
-    return args.skills or ["skills"]
+def roots(args: Any) -> list[str] | None:
+    """The --skills folders; without any, ``skills``, or None (the harness's own discovery from the working
+    folder and the home folder) for a profile with no default roots (codex, claude-code)."""
+    if args.skills:
+        return args.skills
+    from router.profiles import get_profile
+
+    return ["skills"] if get_profile(args.profile).default_roots else None
 
 
 def make_router(args: Any, encoder: Any = None, **overrides: Any):

@@ -8,12 +8,10 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from router.cli.common import config_from, make_router, print_json, report_notes
 from router.errors import ConfigError
+from router.evaluation.retrievers import RETRIEVERS, retrievers_for
 
-RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
 LATENCY_SAMPLE = 100
 
 
@@ -78,83 +76,17 @@ def _requests(router: Any, paths: Sequence[str]):
     return requests
 
 
-def _learn_examples(router: Any, path: str) -> int:
+def _with_examples(router: Any, path: str) -> tuple[Any, int]:
+    """``router`` with the gold requests of ``path`` as examples of their skills, and how many were new."""
     from router.evaluation import load_requests
 
     examples: dict[str, list[str]] = {}
     for request in load_requests(path, known_ids={s.id for s in router.skills}):
         for gold in request.gold or ():
             examples.setdefault(gold, []).append(request.query)
-    return router.learn(examples)
-
-
-def retrievers_for(router: Any, requests: Sequence[Any], names: Sequence[str], depth: int
-                   ) -> dict[str, Callable[[Any], list[tuple[str, float]]]]:
-    """Retrievers over scores computed in bulk (one batch embedding for all requests)."""
-    from router.routing import fuse
-
-    texts = [r.query for r in requests]
-    per_signal = router.score_many(texts, progress=sys.stderr.isatty())
-    row = {r.id: i for i, r in enumerate(requests)}
-    ids = [s.id for s in router.skills]
-    position = {ident: j for j, ident in enumerate(ids)}
-    order = router._order()
-    config = router.config
-    has_examples = "examples" in per_signal
-    confidence = per_signal["examples" if has_examples else "dense"]
-
-    def signals_of(i: int, with_examples: bool = True) -> dict[str, np.ndarray]:
-        out = {name: values[i] for name, values in per_signal.items()}
-        if not with_examples:
-            out.pop("examples", None)
-        return out
-
-    def ranked(values: np.ndarray, i: int, present: np.ndarray | None = None) -> list[tuple[str, float]]:
-        ranking = np.lexsort((order, -values))
-        if present is not None:
-            ranking = ranking[present[ranking]]
-        return [(ids[j], float(values[j])) for j in ranking[:depth]]
-
-    def bm25(request: Any) -> list[tuple[str, float]]:
-        values = per_signal["bm25"][row[request.id]]
-        return ranked(values, 0, values > 0)
-
-    def dense(request: Any) -> list[tuple[str, float]]:
-        return ranked(per_signal["dense"][row[request.id]], 0)
-
-    def rrf(request: Any) -> list[tuple[str, float]]:
-        i = row[request.id]
-        signals = signals_of(i)
-        fused = fuse(signals, dict.fromkeys(signals, 1.0), "rrf", 60, order)
-        return [(p[0], float(confidence[i][position[p[0]]])) for p in ranked(fused, i)]
-
-    # Conversations: the router adds its earlier user turns as weighted context (Router.scores does the same).
-    from router.routing import conversation_text
-
-    earlier = {r.id: conversation_text(r.messages)[1] for r in requests if r.messages}
-    earlier = {key: text for key, text in earlier.items() if text.strip()}
-    context_rows = {key: j for j, key in enumerate(earlier)}
-    context = router.score_many(list(earlier.values())) if earlier and config.context_weight > 0 else {}
-
-    def routed(with_examples: bool) -> Callable[[Any], list[tuple[str, float]]]:
-        def retrieve(request: Any) -> list[tuple[str, float]]:
-            i = row[request.id]
-            signals = signals_of(i, with_examples)
-            fused = fuse(signals, config.weights, config.fusion, config.rrf_k, order)
-            if context and request.id in context_rows:
-                j = context_rows[request.id]
-                before = {name: context[name][j] for name in signals}
-                fused = fused + config.context_weight * fuse(before, config.weights, config.fusion, config.rrf_k,
-                                                             order)
-            matches = router.rank_scores(request.query, fused, signals, depth)
-            conf = confidence[i] if with_examples else per_signal["dense"][i]
-            # scores are the routing confidence of each skill, which is what abstention thresholds apply to
-            return [(m.id, float(conf[position[m.id]])) for m in matches]
-        return retrieve
-
-    table = {"bm25": bm25, "dense": dense, "rrf": rrf, "default": routed(True),
-             "default-no-examples": routed(False)}
-    return {name: table[name] for name in names}
+    before = sum(len(s.examples) for s in router.skills)
+    router = router.with_examples(examples)
+    return router, sum(len(s.examples) for s in router.skills) - before
 
 
 def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -164,7 +96,7 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
     router.rank(sample[0])  # warm up
     paths: dict[str, Callable[[str], Any]] = {
         "bm25": signals.bm25.scores,
-        "dense": lambda q: signals.dense.scores(router.encoder.encode([q])[0]),
+        "dense": lambda q: signals.dense.scores(router.encode([q])[0]),
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
     }
     out = {}
@@ -195,13 +127,13 @@ def cmd_eval(args: Any) -> int:
     router = make_router(args, route_above=0)
     requests = _requests(router, args.queries)
     if args.examples:
-        added = _learn_examples(router, args.examples)
+        router, added = _with_examples(router, args.examples)
         print(f"using {added} example requests from {args.examples}", file=sys.stderr)
         if "default" in names and "default-no-examples" not in names:
             names.insert(names.index("default"), "default-no-examples")
     k = args.k or router.config.k
     start = time.perf_counter()
-    retrievers = retrievers_for(router, requests, names, depth=max(10, k))
+    retrievers = retrievers_for(router, requests, names, depth=max(10, k), progress=sys.stderr.isatty())
     skills = {s.id: s for s in router.skills}
     thresholds = {"default": router.config.threshold} if router.config.threshold is not None else {}
     compare = [tuple(c.split(":", 1)) for c in args.compare or ()]

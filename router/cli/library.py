@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from router.cli.common import make_router, print_json, read_query, report_notes, roots
-from router.errors import CatalogError, ConfigError, SkillToolError
+from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 
 def register(commands: Any, common: Any) -> None:
@@ -22,6 +22,9 @@ def register(commands: Any, common: Any) -> None:
     p.add_argument("--pin", action="append", metavar="NAME", help="always show this skill (repeatable)")
     p.add_argument("--exclude", action="append", metavar="NAME", help="never show this skill (repeatable)")
     p.add_argument("--json", action="store_true", help="print the block, the skills shown and the tool as JSON")
+    p.add_argument("--emit-config", action="store_true",
+                   help="print the harness's own setting that lists only the skills shown (codex: [[skills.config]] "
+                        "entries; claude-code: the Agent SDK skills option)")
     p.set_defaults(run=cmd_prompt)
 
     p = commands.add_parser("use", parents=[common], help="print what the skill tool returns for NAME")
@@ -55,16 +58,15 @@ def register(commands: Any, common: Any) -> None:
 
 def _library(args: Any):
     """The registry alone (no indexing): what list, use and an unrouted prompt need."""
-    from router.catalog import load_catalog
-    from router.profiles import get_profile
-    from router.registry import SkillRegistry
+    from router import library
 
-    profile = get_profile(args.profile)
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        return SkillRegistry(load_catalog(args.catalog)), profile
-    registry = SkillRegistry.discover(roots(args), profile, require_roots=True)
+        loaded = library.from_catalog(args.catalog, args.profile)
+        return loaded.registry, loaded.profile
+    profile = library.get_profile(args.profile)
+    registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
@@ -96,15 +98,23 @@ def cmd_prompt(args: Any) -> int:
     query = read_query(args.query) if args.query is not None else None
     if query is None and not args.pin and not args.exclude:
         registry, profile = _library(args)
-        shown = list(registry)
+        library = shown = list(registry)
         block = profile.render(shown)
     else:
         router = make_router(args)
         routing = router.route(query, args.k) if query is not None else None
-        shown = list(routing.shown) if routing else [s for s in router.skills if s.id not in router.excluded]
+        library = list(router.skills)
+        shown = list(routing.shown) if routing else [s for s in library if s.id not in router.excluded]
         block = router.profile.render(shown)
         report_notes(router.notes)
         profile = router.profile
+    if args.emit_config:
+        restrict = getattr(profile, "restrict_config", None)
+        if restrict is None:
+            raise ConfigError(f"--emit-config needs a harness with its own switch: use --profile codex or "
+                              f"--profile claude-code, not {profile.name}")
+        sys.stdout.write(restrict(library, shown))
+        return 0
     if args.json:
         tool = profile.tool(shown)
         print_json({"block": block, "shown": [s.name for s in shown],
@@ -129,13 +139,17 @@ def cmd_use(args: Any) -> int:
 
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
-
-    from router.registry import check_roots
+    from router.library import check_roots
+    from router.profiles import get_profile
 
     if args.catalog:
         raise ConfigError("lint checks SKILL.md folders: use --skills")
-    check_roots(roots(args))
-    report = lint(roots(args))
+    folders = roots(args)
+    if folders is None:  # the harness's own skills folders, where they exist (codex, claude-code)
+        harness_folders = getattr(get_profile(args.profile), "harness_folders", list)
+        folders = harness_folders()
+    check_roots(folders)
+    report = lint(folders)
     if args.json:
         print_json(report.to_json())
     else:
@@ -151,6 +165,9 @@ def cmd_index(args: Any) -> int:
     router.build(progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - start
     report_notes(router.notes)
+    if router.saved is False:
+        raise IndexSaveError(f"the index could not be saved to {router.index_folder}: choose a writable folder "
+                             "with --index-dir")
     summary = {"skills": len(router.skills), "embedded": router.embedded_count, "index": router.index_folder,
                "model": router.encoder.model_id, "seconds": round(elapsed, 3)}
     if args.json:
@@ -197,15 +214,8 @@ def cmd_route(args: Any) -> int:
 def _route_file(router: Any, args: Any) -> int:
     rows = _read_rows(args.queries)
     k = args.k or 10
-    texts = [row["query"] for row in rows]
-    per_signal = router.score_many(texts)
-    from router.routing import fuse
-
-    order = router._order()
-    for i, row in enumerate(rows):
-        signals = {name: values[i] for name, values in per_signal.items()}
-        fused = fuse(signals, router.config.weights, router.config.fusion, router.config.rrf_k, order)
-        matches = router.rank_scores(row["query"], fused, signals, k)
+    ranked = router.rank_many([row["query"] for row in rows], k)
+    for row, matches in zip(rows, ranked):
         line = {"id": row["id"], "ranking": [{"id": m.id, "score": round(m.score, 6)} for m in matches]}
         sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
     report_notes(router.notes)
@@ -250,8 +260,7 @@ def cmd_learn(args: Any) -> int:
     else:
         by_id = _labelled_examples(router, args.queries)
     added = append_learned(router.index_folder, by_id)
-    router.learn(by_id)
-    router.build(progress=sys.stderr.isatty())
+    router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
     report_notes(router.notes)
     print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
     return 0

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from router.cli.common import make_router, report_notes
+from router.cli.common import make_router, report_notes, roots
 from router.errors import ConfigError
 
 DEFAULT_PORT = 8765
@@ -95,7 +95,8 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval)
-    watch = [] if args.no_watch or args.catalog else list(args.skills or ["skills"])
+    # with no --skills, codex and claude-code look where their harness looks: those folders are not watched
+    watch = [] if args.no_watch or args.catalog else list(roots(args) or [])
     return service, watch
 
 

@@ -7,8 +7,9 @@ A labels file is JSONL, one request a line (blank lines are skipped)::
     {"id": "q3", "messages": [{"role": "user", "content": "..."}, ...], "gold": ["xlsx", "charts"]}
 
 or, by suffix ``.yaml`` / ``.yml``, a YAML list of the same mappings. ``gold: []`` means no skill applies (the
-router should abstain); several gold ids mean each of them is needed. A conversation (``messages``) is routed on
-its last user turn, which becomes ``query`` unless the row gives one.
+router should abstain); several gold ids mean each of them is needed. A conversation (``messages``) is routed
+exactly as the router routes it (:func:`router.conversation.conversation_text`: its last user turn with text, the
+earlier user turns as context); ``query`` then defaults to that last turn and only labels the row in reports.
 
 Every problem raises :class:`LabelsError` (a :class:`router.errors.CatalogError`, hence a ``ValueError``) whose
 message starts with ``file:line``.
@@ -26,7 +27,8 @@ from typing import Any
 import yaml
 
 from router.catalog import parse_jsonl
-from router.errors import CatalogError
+from router.conversation import conversation_text
+from router.errors import CatalogError, ConfigError
 
 
 class LabelsError(CatalogError):
@@ -160,15 +162,10 @@ def _parse_messages(where: str, rid: str, messages: Any) -> tuple[Mapping[str, A
 
 
 def _last_user_turn(where: str, rid: str, messages: tuple[Mapping[str, Any], ...]) -> str:
-    for message in reversed(messages):
-        if message["role"] == "user":
-            content = message["content"]
-            if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-                content = "\n".join(
-                    part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-                )
-            return content
-    raise LabelsError(f"{where}: request {rid!r}: \"messages\" has no user turn to route")
+    try:
+        return conversation_text(messages).request
+    except ConfigError as exc:
+        raise LabelsError(f"{where}: request {rid!r}: {exc}") from None
 
 
 def _check_unique(path: Path, requests: list[Request], lines: list[int]) -> None:

@@ -321,8 +321,7 @@ def evaluate(
                 route_k, thresholds.get(name), render, counter, full_tokens, seed,
             )
         )
-    pairs = list(compare) or _default_pairs(names)
-    comparisons = _compare(results, pairs, seed)
+    comparisons = _compare(results, list(compare) or _default_pairs(names), seed)
     return EvalResult(
         requests=len(requests),
         no_gold_requests=len(requests) - len(gold_index),

@@ -101,7 +101,7 @@ class GenkitProfile(Profile):
         configured = roots is not None
         warnings: list[str] = []
         found: dict[str, Skill] = {}
-        for root in (roots if configured else self.default_roots):
+        for root in (roots if roots is not None else self.default_roots):
             root = os.path.abspath(os.fspath(root))
             try:
                 names = sorted_entries(root)

@@ -122,7 +122,7 @@ class UnrealProfile(Profile):
     @staticmethod
     def _glob(root: str) -> list[str]:
         """``filepath.Glob(root + "/*/SKILL.md")``: sorted, dot folders and symlinked folders included."""
-        matches = []
+        matches: list[str] = []
         try:
             entries = sorted_entries(root)
         except OSError:

@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from contextlib import asynccontextmanager
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from router import __version__
-from router.errors import (CatalogError, ConfigError, ModelError, PathEscapeError, SkillNotFoundError,
+from router.errors import (CatalogError, ConfigError, ModelError, SkillNotFoundError,
                            SkillRouterError, SkillToolError)
 from router.serve import hooks
 from router.serve.log import new_request_id
@@ -87,7 +87,7 @@ class Guard:
         start = time.perf_counter()
         state = {"status": 500, "started": False}
 
-        async def tracked(message: dict[str, Any]) -> None:
+        async def tracked(message: Any) -> None:
             if message["type"] == "http.response.start":
                 state["status"] = message["status"]
                 state["started"] = True
@@ -240,8 +240,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
                 and "json" not in content_type.lower()):
             return _json(415, "unsupported_media_type", f"the body was sent as '{content_type[:80]}': send JSON "
                                                         "with 'Content-Type: application/json'")
-        details = [{"loc": ".".join(str(p) for p in e.get("loc", ())), "message": _message(e), "type": e.get("type", "")}
-                   for e in errors[:20]]
+        details = [{"loc": ".".join(str(p) for p in e.get("loc", ())), "message": _message(e),
+                    "type": e.get("type", "")} for e in errors[:20]]
         summary = "; ".join(f"{d['loc']}: {d['message']}" for d in details[:3])
         return _json(422, "invalid_request", summary or "invalid request", details)
 
@@ -298,7 +298,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
             if isinstance(outcome, BaseException):
                 raise outcome
         results = []
-        for request, (router, routing, timings) in zip(body.requests, outcomes):
+        for request, outcome in zip(body.requests, outcomes):
+            router, routing, timings = cast(tuple, outcome)
             request_id = record("batch", request.text(), routing, request.k)
             results.append(routing_json(router, routing, request_id, timings))
         return {"results": results}
@@ -320,7 +321,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
                     for m in routing.matches]
         else:  # a library small enough to be shown whole is not ranked
             rows = [{**_skill_json(s), "score": None, "rank": None} for s in routing.shown]
-        return {"query": q, "skills": rows, "total": len(rows), "request_id": request_id, "took_ms": timings["total_ms"]}
+        return {"query": q, "skills": rows, "total": len(rows), "request_id": request_id,
+                "took_ms": timings["total_ms"]}
 
     @app.get("/v1/skills/{name:path}", tags=["skills"], summary="one skill's metadata (and body on request)")
     async def skill(name: str, body: bool = False) -> dict[str, Any]:
@@ -356,9 +358,9 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
 
         messages = [m.model_dump(exclude_unset=True) for m in body.messages]
         router, routing, timings = await service.route(messages, body.k, body.pin, body.exclude)
-        from router.routing import conversation_text
+        from router.conversation import conversation_text
 
-        request_id = record("inject", conversation_text(messages)[0], routing, body.k)
+        request_id = record("inject", conversation_text(messages).request, routing, body.k)
         out = inject_block(messages, router.profile.render(list(routing.shown)))
         return {"messages": out, "shown": [s.name for s in routing.shown], "request_id": request_id,
                 "timings": timings}
@@ -386,7 +388,7 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     # -- operations -----------------------------------------------------------------------------------------------
     @app.post("/v1/reindex", tags=["operations"], summary="rebuild from the skill folders now")
     async def reindex() -> dict[str, Any]:
-        service.router  # 503 while the first load is running
+        _ = service.router  # 503 while the first load is running
         return (await asyncio.to_thread(service.reload)).to_json()
 
     @app.get("/healthz", tags=["operations"], summary="the process is alive")

@@ -3,15 +3,15 @@
 Both harnesses run a command with the hook's JSON on stdin and read, on exit 0,
 ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}`` from stdout
 (``shared/specs/harness-profiles.md``, sections codex and claude-code). The context names the few skills that fit
-the prompt, best first, in the harness's own listing-line format::
+the prompt, best first, in the harness's own listing-line format (the ``hook_context`` of the ``claude-code`` and
+``codex`` profiles)::
 
     Skills most relevant to this request (skill-router):
     - {name}: {description}                      (claude-code: description cut at 250 characters)
-    - {name}: {description} (file: {path})       (codex: canonical path, '/' separators)
+    - {name}: {description} (file: {path})       (codex)
 
-Rules every answer keeps: at most :data:`MAX_SKILLS` skills and :data:`MAX_CONTEXT_CHARS` characters (whole lines
-are dropped from the end until it fits); nothing when the router abstains or the library is small enough to be
-listed whole; Claude Code skills marked ``disable-model-invocation`` are never named.
+Rules every answer keeps: at most 5 skills and :data:`MAX_CONTEXT_CHARS` characters (whole lines are dropped from
+the end until it fits); nothing when the router abstains or the library is small enough to be listed whole.
 
 The command (:func:`main`) must never break a prompt: on any failure it exits 0 with no output and one line on
 stderr, and it answers within its time budget. It asks the running server first (``--url``); when nothing listens
@@ -28,13 +28,10 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 HARNESSES = ("claude-code", "codex")
-HEADER = "Skills most relevant to this request (skill-router):"
-MAX_SKILLS = 5
 MAX_CONTEXT_CHARS = 2000
-DESCRIPTION_CHARS = 250
 EVENT = "UserPromptSubmit"
 DEFAULT_URL = "http://127.0.0.1:8765"
 DEFAULT_BUDGET_S = 2.0
@@ -51,47 +48,24 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _claude_line(skill: Any) -> str:
-    description = _one_line(skill.description)[:DESCRIPTION_CHARS]
-    return f"- {skill.name}: {description}" if description else f"- {skill.name}:"
-
-
-def _codex_line(skill: Any) -> str:
-    path = os.path.realpath(skill.path).replace("\\", "/") if skill.path else ""
-    description = _one_line(skill.description)
-    return f"- {skill.name}: {description} (file: {path})" if description else f"- {skill.name}: (file: {path})"
-
-
-_LINES: dict[str, Callable[[Any], str]] = {"claude-code": _claude_line, "codex": _codex_line}
-
-
-def _formatter(harness: str) -> Callable[[Sequence[Any]], str]:
-    """The harness profile's own ``hook_context`` where that profile exists, else the spec's line format."""
-    try:
-        from router.profiles import get_profile
-
-        method = getattr(get_profile(harness), "hook_context", None)
-    except Exception:  # the profile is not available in this version: format the lines here
-        method = None
-    if callable(method):
-        return method
-    line = _LINES[harness]
-    return lambda skills: "\n".join([HEADER, *(line(s) for s in skills)]) if skills else ""
-
-
 def _invocable(skill: Any) -> bool:
+    """False for a skill whose frontmatter says ``disable-model-invocation: true``. The claude-code profile reads
+    that flag when it parses; a library served with another profile keeps the raw key, checked here."""
     flag = (skill.metadata or {}).get("disable-model-invocation")
     return not (flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"))
 
 
 def hook_context(harness: str, skills: Sequence[Any]) -> str:
-    """The additional context naming ``skills`` (best first) for ``harness``, within the size rules; '' for none."""
+    """The additional context naming ``skills`` (best first) for ``harness``: the harness profile's own
+    ``hook_context``, with whole lines dropped from the end until it fits :data:`MAX_CONTEXT_CHARS`; '' for none."""
     if harness not in HARNESSES:
         raise HookError(f"unknown harness '{harness}': choose one of {', '.join(HARNESSES)}")
+    from router.profiles import get_profile
+
+    render = get_profile(harness).hook_context  # type: ignore[attr-defined]
     if harness == "claude-code":
         skills = [s for s in skills if _invocable(s)]
-    skills = list(skills)[:MAX_SKILLS]
-    render = _formatter(harness)
+    skills = list(skills)
     for n in range(len(skills), 0, -1):
         text = render(skills[:n])
         if len(text) <= MAX_CONTEXT_CHARS:
@@ -282,7 +256,8 @@ def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, st
 
 def _fallback(args: argparse.Namespace, prompt: str, payload: Mapping[str, Any], deadline: float) -> str:
     outcome: dict[str, Any] = {}
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    given = payload.get("cwd")
+    cwd = given if isinstance(given, str) else os.getcwd()
 
     def work() -> None:
         try:

@@ -106,7 +106,7 @@ def build_mcp(service: Service) -> Any:
     async def search_skills(query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
                                                         description="the user's request")],
                             k: Annotated[int, Field(ge=1, le=MAX_K, description="how many skills")] = 5,
-                            ctx: Context = None) -> SearchResult:
+                            ctx: Context | None = None) -> SearchResult:
         """Find the skills that fit a request, best first."""
         if not query.strip():
             raise ToolError("query is empty: give the user's request")
@@ -118,6 +118,7 @@ def build_mcp(service: Service) -> Any:
         if service.decision_log is not None:
             service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session_of(ctx))
         by_id = {s.id: s for s in routing.shown}
+        pairs: list[tuple[Any, float | None]]
         if routing.routed:
             pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
         else:
@@ -129,7 +130,7 @@ def build_mcp(service: Service) -> Any:
     @server.tool(name="load_skill", title="Load a skill", annotations=read_only)
     def load_skill(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
                                               description="the skill's name, as search_skills returned it")],
-                   ctx: Context = None) -> LoadedSkill:
+                   ctx: Context | None = None) -> LoadedSkill:
         """Load a skill's instructions (what the harness's skill tool returns)."""
         router = current()
         skill = find(router, name)

@@ -56,7 +56,7 @@ Messages = Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)
 
 
 def _conversation(messages: list[Message]) -> None:
-    from router.routing import conversation_text
+    from router.conversation import conversation_text
 
     try:
         conversation_text([m.model_dump(exclude_unset=True) for m in messages])
@@ -88,14 +88,17 @@ class RouteRequest(BaseModel):
         return self
 
     def request(self) -> Any:
-        return self.query if self.query is not None else [m.model_dump(exclude_unset=True) for m in self.messages]
-
-    def text(self) -> str:
         if self.query is not None:
             return self.query
-        from router.routing import conversation_text
+        return [m.model_dump(exclude_unset=True) for m in self.messages or ()]
 
-        return conversation_text(self.request())[0]
+    def text(self) -> str:
+        """The text that is routed: the query, or the conversation's last user turn."""
+        if self.query is not None:
+            return self.query
+        from router.conversation import conversation_text
+
+        return conversation_text(self.request()).request
 
 
 class BatchRequest(BaseModel):

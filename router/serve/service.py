@@ -6,9 +6,8 @@ the new one, never a mix. Reloads build the new router in the background (only c
 embedding model is shared) while the old one keeps answering.
 
 Routing goes through one worker thread (:class:`Batcher`): requests that arrive while it is busy are taken
-together and their texts embedded in one batch. With ``Router.route_many`` available that is the router's own
-batch path; otherwise the shared encoder is primed with the batch's texts (one model call) and each request is
-routed with ``Router.route``, which then finds its vectors ready. CPU work never runs on the event loop.
+together and routed with ``Router.route_many``, which embeds their texts in one model call. CPU work never runs
+on the event loop.
 """
 
 from __future__ import annotations
@@ -31,67 +30,28 @@ Factory = Callable[[Any], Any]  # encoder (or None) -> an unbuilt Router
 
 
 class SharedEncoder:
-    """The embedding model shared by successive routers: one call at a time (the fast tokenizer is not
-    re-entrant), and, per thread, vectors primed for a batch of requests so that routing them one by one
-    costs one model call."""
+    """The embedding model shared by successive routers, one call at a time: the batcher and a reload building
+    the next router both encode, and the fast tokenizer is not re-entrant."""
 
     def __init__(self, encoder: Any) -> None:
         self._encoder = encoder
         self._lock = threading.Lock()
-        self._local = threading.local()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._encoder, name)
 
     def encode(self, texts: Sequence[str], **options: Any) -> Any:
-        primed = getattr(self._local, "primed", None)
-        if primed and texts and all(t in primed for t in texts):
-            import numpy as np
-
-            return np.stack([primed[t] for t in texts])
         with self._lock:
             return self._encoder.encode(texts, **options)
 
-    def prime(self, texts: Sequence[str]) -> None:
-        """Embed ``texts`` in one call and keep the vectors for this thread until :meth:`clear`."""
-        unique = list(dict.fromkeys(t for t in texts if t.strip()))
-        if len(unique) < 2:
-            return
-        with self._lock:
-            vectors = self._encoder.encode(unique, batch_size=max(len(unique), 1))
-        self._local.primed = dict(zip(unique, vectors))
-
-    def clear(self) -> None:
-        self._local.primed = None
-
-
-def _query_texts(query: Any) -> list[str]:
-    from router.routing import conversation_text
-
-    if isinstance(query, str):
-        return [query]
-    last, context = conversation_text(query)
-    return [last, context] if context.strip() else [last]
-
 
 def route_many(router: Any, queries: Sequence[Any], k: int | None = None) -> list[Any]:
-    """Route several requests with one embedding call: ``Router.route_many`` where it exists, else ``route`` per
-    request with the shared encoder primed."""
+    """Route several requests together: ``Router.route_many`` (one embedding call for all) where the router has it,
+    else ``route`` per request."""
     batch = getattr(router, "route_many", None)
     if callable(batch) and len(queries) > 1:
         return list(batch(list(queries), k))
-    encoder = getattr(router, "encoder", None)
-    primed = isinstance(encoder, SharedEncoder) and len(queries) > 1
-    if primed:
-        try:
-            encoder.prime([t for q in queries for t in _query_texts(q)])
-        except ConfigError:
-            primed = False  # a request with no text: routing it alone reports the error
-    try:
-        return [router.route(q, k) for q in queries]
-    finally:
-        if primed:
-            encoder.clear()
+    return [router.route(q, k) for q in queries]
 
 
 def with_choices(router: Any, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Any:

@@ -1,7 +1,7 @@
-"""Reference implementations: brute-force cosine search and BM25 written straight from the formula.
+"""The conformance references: brute-force cosine search and BM25 written straight from the formula.
 
-They are slow and obviously correct; the conformance tests hold :class:`~indexes.dense.DenseIndex` and
-:class:`~indexes.bm25.BM25Index` to them. :class:`ExactIndex` is also a usable index for small libraries.
+They are slow and obviously correct, and live with the tests on purpose: the conformance suite holds
+:class:`~indexes.dense.DenseIndex` and :class:`~indexes.bm25.BM25Index` to them, and no product code imports them.
 """
 
 from __future__ import annotations
@@ -14,46 +14,7 @@ from typing import ClassVar, Self
 
 import numpy as np
 
-from indexes.base import Index, IndexLoadError, check_ids, read_array, write_array
-
-UNIT_NORM_TOLERANCE = 1e-3
-
-
-def check_unit_vectors(vectors: np.ndarray, n_ids: int | None = None) -> np.ndarray:
-    """Return ``vectors`` as a C-contiguous float32 (n, dim) array, refusing rows that are not L2-normalised."""
-    array = np.asarray(vectors)
-    if array.ndim != 2:
-        raise ValueError(f"vectors must be a 2-d (n, dim) array, got shape {array.shape}")
-    if n_ids is not None and array.shape[0] != n_ids:
-        raise ValueError(f"got {n_ids} ids for {array.shape[0]} vectors: give exactly one id per vector")
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    norms = np.linalg.norm(array.astype(np.float64), axis=1)
-    bad = np.flatnonzero(np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE)
-    if len(bad):
-        raise ValueError(
-            f"vector {int(bad[0])} has L2 norm {norms[bad[0]]:.4f}, not 1: normalise vectors "
-            "(Encoder.encode already does) before indexing"
-        )
-    return array
-
-
-def check_query_vector(query: np.ndarray, dim: int) -> np.ndarray:
-    """Return a query vector as float64 of shape (dim,); accepts (dim,) or (1, dim)."""
-    array = np.asarray(query, dtype=np.float64)
-    if array.ndim == 2 and array.shape[0] == 1:
-        array = array[0]
-    if array.shape != (dim,):
-        raise ValueError(f"query vector has shape {np.shape(query)}, the index holds {dim}-d vectors")
-    return array
-
-
-def read_vectors(folder: Path, n_ids: int) -> np.ndarray:
-    """The ``vectors.npy`` a vector index saved, checked to hold one row per id."""
-    vectors = read_array(folder / "vectors.npy", dtype=np.float32, ndim=2)
-    if len(vectors) != n_ids:
-        raise IndexLoadError(f"'{folder / 'vectors.npy'}' has {len(vectors)} rows for {n_ids} ids: rebuild")
-    return vectors
-
+from indexes.base import Index, check_ids, check_query_vector, check_unit_vectors, read_vectors, write_array
 
 class ExactIndex(Index):
     """Brute-force inner product over L2-normalised vectors (so scores are cosine similarities)."""

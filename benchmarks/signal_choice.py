@@ -1,0 +1,181 @@
+"""Which text should each signal index, and how much should body text weigh? Chosen on the union of dev sets.
+
+    python benchmarks/signal_choice.py          # about 10 minutes on 2 cores
+
+Dev sets (never test): the real corpora (benchmarks/data/corpora-dev.jsonl over the ~700 skills of
+../shared/corpora, agentskills profile), the bundled library (bundled-dev.jsonl), MetaTool single-tool dev and
+Seal-Tools dev. For each, every request is scored once by every candidate signal:
+
+- ``bm25`` / ``dense``: what the router indexes today (name words and description);
+- ``dense_desc``: the description alone embedded (the text a peer router embeds);
+- ``body_bm25:<mode>`` / ``body_dense:<mode>``: BM25 over, and the embedding of, part of the SKILL.md body
+  (``headings``, ``lead-N`` = the first N words, ``both``), as separate signals; a skill without body text keeps
+  its description's dense score and scores 0 in body BM25, so catalogues without bodies are unchanged;
+- for requests that are not in English, the dense scores of the request's ASCII words (identifiers, tool and file
+  names) beside those of the whole request (``dense_ascii``: the best of the two).
+
+Then z-score fusion (the router's, :func:`indexes.fusion.fuse_score_arrays`) is evaluated for a grid of weights,
+and each setting's hit@1, hit@5 and MRR are printed per dev set. The chosen setting maximises the mean MRR over
+the four sets while losing at most 0.5 MRR points on any of them against today's default. Writes
+benchmarks/results/signal_choice.json.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from common import CORPORA, DATASETS, ROOT, read_jsonl, save
+from indexes import BM25Index
+from indexes.fusion import fuse_score_arrays
+from router import Router
+from router.config import RouterConfig
+from router.texts import body_text
+
+DATA = ROOT / "benchmarks" / "data"
+CORPUS_ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
+                CORPORA / "awesome-skills/skills"]
+BODY_MODES = {"headings": ("headings", 0), "lead-50": ("lead", 50), "lead-100": ("lead", 100),
+              "lead-150": ("lead", 150), "both-100": ("both", 100)}
+_ASCII_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/-]*")
+
+
+def ascii_part(text: str) -> str:
+    """The request's ASCII words (tool, file and code names in a request written in another language)."""
+    return " ".join(_ASCII_WORD.findall(text))
+
+
+def mostly_not_english(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(not c.isascii() for c in letters) / len(letters) > 0.3
+
+
+def corpora_gold(router: Router, rows: list[dict[str, Any]]) -> list[list[int]]:
+    """Gold positions: a gold path names a skill folder relative to ../shared/corpora."""
+    position = {str(Path(s.path).parent.relative_to(CORPORA)): i for i, s in enumerate(router.skills)}
+    return [sorted({position[g] for g in row["gold"] if g in position}) for row in rows]
+
+
+def load(name: str, folder: str) -> tuple[Router, list[str], list[list[int]]]:
+    config = RouterConfig(route_above=0)
+    if name == "corpora":
+        router = Router.from_skills([str(r) for r in CORPUS_ROOTS], "agentskills", config, index_folder=folder)
+        rows = read_jsonl(DATA / "corpora-dev.jsonl")
+        return router, [r["query"] for r in rows], corpora_gold(router, rows)
+    if name == "bundled":
+        router = Router.from_skills([str(ROOT / "skills")], "genkit", config, index_folder=folder)
+        rows = read_jsonl(DATA / "bundled-dev.jsonl")
+    elif name == "metatool":
+        router = Router.from_catalog(DATASETS / "metatool/tools.jsonl", config=config, index_folder=folder)
+        rows = read_jsonl(DATASETS / "metatool/queries_single_dev.jsonl")
+    else:
+        router = Router.from_catalog(DATASETS / "sealtools/tools.jsonl", config=config, index_folder=folder)
+        rows = read_jsonl(DATASETS / "sealtools/dev.jsonl")
+    position = {s.id: i for i, s in enumerate(router.skills)}
+    queries = [r.get("query") or r["messages"][-1]["content"] for r in rows]
+    return router, queries, [sorted({position[g] for g in r["gold"]}) for r in rows]
+
+
+def candidate_signals(router: Router, queries: list[str]) -> dict[str, np.ndarray]:
+    scored = router.score_many(queries, progress=sys.stderr.isatty())
+    out = {"bm25": scored.signals["bm25"], "dense": scored.signals["dense"]}
+    vectors = scored.vectors.astype(np.float64)
+    skills = router.skills
+    ids = [s.id for s in skills]
+    descriptions = [s.description or s.index_description or s.name for s in skills]
+    out["dense_desc"] = vectors @ router.encode(descriptions).astype(np.float64).T
+    foreign = np.array([mostly_not_english(q) for q in queries])
+    if foreign.any():
+        parts = [ascii_part(q) or q for q, f in zip(queries, foreign) if f]
+        ascii_dense = router.encode(parts).astype(np.float64) @ router.signals.dense.vectors.astype(np.float64).T
+        out["dense_ascii"] = out["dense"].copy()
+        out["dense_ascii"][foreign] = np.maximum(out["dense"][foreign], ascii_dense)
+    for label, (mode, tokens) in BODY_MODES.items():
+        texts = [_body(s.body, mode, tokens) for s in skills]
+        has = np.array([bool(t.strip()) for t in texts])
+        if not has.any():
+            continue
+        index = BM25Index.from_texts(ids, texts)
+        out[f"body_bm25:{label}"] = np.stack([index.scores(q) for q in queries])
+        body_vectors = np.zeros((len(skills), vectors.shape[1]))
+        body_vectors[has] = router.encode([t for t in texts if t.strip()]).astype(np.float64)
+        body_dense = vectors @ body_vectors.T
+        out[f"body_dense:{label}"] = np.where(has[None, :], body_dense, out["dense"])
+    return out
+
+
+def _body(body: str, mode: str, tokens: int) -> str:
+    if mode == "both":
+        return f"{body_text(body, 'headings')} {body_text(body, 'lead', tokens)}".strip()
+    return body_text(body, mode, tokens)  # type: ignore[arg-type]
+
+
+def metrics(fused: np.ndarray, gold: list[list[int]], order: np.ndarray) -> dict[str, float]:
+    """hit@1, hit@5 and MRR (depth 10) over requests with gold; ties by id."""
+    rows = [i for i, g in enumerate(gold) if g]
+    first = []
+    for i in rows:
+        scores = fused[i]
+        ranks = [1 + np.count_nonzero((scores > scores[j]) | ((scores == scores[j]) & (order < order[j])))
+                 for j in gold[i]]
+        first.append(min(ranks))
+    first_arr = np.array(first, dtype=np.float64)
+    return {"hit@1": round(100 * float(np.mean(first_arr == 1)), 2),
+            "hit@5": round(100 * float(np.mean(first_arr <= 5)), 2),
+            "mrr": round(100 * float(np.mean(np.where(first_arr <= 10, 1 / first_arr, 0))), 2)}
+
+
+def main() -> None:
+    sets: dict[str, tuple[dict[str, np.ndarray], list[list[int]], np.ndarray]] = {}
+    for name in ("corpora", "bundled", "metatool", "sealtools"):
+        with tempfile.TemporaryDirectory() as folder:
+            router, queries, gold = load(name, folder)
+            sets[name] = (candidate_signals(router, queries), gold, router.order)
+            print(f"{name}: {len(router.skills)} skills, {len(queries)} requests, signals "
+                  f"{sorted(sets[name][0])}", flush=True)
+    grid = []
+    for dense, bm25_w, mode, body_bm25_w, body_dense_w, foreign in itertools.product(
+            ("dense", "dense_desc"), (0.5,), list(BODY_MODES), (0.0, 0.25, 0.5), (0.0, 0.25, 0.5, 1.0),
+            (False, True)):
+        if (body_bm25_w == 0 and body_dense_w == 0) and mode != "headings":
+            continue  # without body weight the mode changes nothing
+        setting = {"dense": dense, "bm25": bm25_w, "body": mode, "body_bm25": body_bm25_w,
+                   "body_dense": body_dense_w, "ascii": foreign}
+        row: dict[str, Any] = {"setting": setting}
+        for name, (signals, gold, order) in sets.items():
+            dense_key = "dense_ascii" if foreign and dense == "dense" and "dense_ascii" in signals else dense
+            chosen = {"bm25": signals["bm25"], "dense": signals[dense_key]}
+            weights = {"bm25": bm25_w, "dense": 1.0, "body_bm25": body_bm25_w, "body_dense": body_dense_w}
+            if f"body_bm25:{mode}" in signals:
+                chosen["body_bm25"] = signals[f"body_bm25:{mode}"]
+                chosen["body_dense"] = signals[f"body_dense:{mode}"]
+            fused = fuse_score_arrays(chosen, weights, method="zscore", tie_order=order)
+            row[name] = metrics(fused, gold, order)
+        grid.append(row)
+    baseline = next(r for r in grid if r["setting"] == {"dense": "dense", "bm25": 0.5, "body": "headings",
+                                                        "body_bm25": 0.0, "body_dense": 0.0, "ascii": False})
+    names = list(sets)
+
+    def allowed(row: dict[str, Any]) -> bool:
+        return all(row[n]["mrr"] >= baseline[n]["mrr"] - 0.5 for n in names)
+
+    ranked = sorted(grid, key=lambda r: -np.mean([r[n]["mrr"] for n in names]))
+    chosen = next(r for r in ranked if allowed(r))
+    print(f"\n{'setting':70} " + " ".join(f"{n:>22}" for n in names))
+    for row in [baseline] + ranked[:15]:
+        label = " ".join(f"{k}={v}" for k, v in row["setting"].items())
+        print(f"{label:70} " + " ".join(f"{row[n]['hit@1']:6.1f} {row[n]['hit@5']:6.1f} {row[n]['mrr']:6.1f}"
+                                         for n in names))
+    print(f"\nchosen (best mean MRR, no dev set more than 0.5 MRR below today's default): {chosen['setting']}")
+    save("signal_choice", {"baseline": baseline, "chosen": chosen, "grid": grid,
+                           "sizes": {n: len(sets[n][1]) for n in names}})
+
+
+if __name__ == "__main__":
+    main()

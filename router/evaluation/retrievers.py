@@ -1,0 +1,90 @@
+"""The retrievers an evaluation compares, all computed from one batch scoring of the requests.
+
+    retrievers = retrievers_for(router, requests, ["bm25", "dense", "default"], depth=10)
+    ranking = retrievers["default"](requests[0])     # [(skill id, score), ...] best first
+
+- ``bm25``, ``dense``: one signal alone, ranked by score then id (BM25 ranks only skills sharing a word).
+- ``rrf``: the signals fused by reciprocal rank with equal weights (Cormack et al. 2009).
+- ``default``: exactly what :meth:`router.routing.Router.rank_many` returns (the router's fusion, the context of a
+  conversation's earlier turns, the ranking rules); ``default-no-examples`` the same without the example signal.
+
+Every request is embedded once (:meth:`Router.score_many`), which is what makes dataset-sized evaluations take
+seconds rather than minutes. A conversation is routed from its ``messages`` exactly as the router routes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from indexes.fusion import fuse_score_arrays, ranking
+from router.evaluation.labels import Request
+
+if TYPE_CHECKING:
+    from router.routing import Query, Router
+
+RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
+Ranked = list[tuple[str, float]]
+
+
+def routed_query(request: Request) -> "Query":
+    """What the router routes for a labelled request: its conversation when it has one, else its query."""
+    return list(request.messages) if request.messages else request.query
+
+
+def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequence[str], depth: int, *,
+                   progress: bool = False) -> dict[str, Callable[[Request], Ranked]]:
+    """Retrievers (``Request -> [(id, score), ...]``, at most ``depth`` long) over scores computed in one batch.
+
+    The score reported with each id is the routing confidence of that skill (its best example cosine, else its
+    description cosine), which is what an abstention threshold applies to; ``bm25`` and ``dense`` report their
+    own scores.
+    """
+    unknown = [n for n in names if n not in RETRIEVERS]
+    if unknown:
+        raise ValueError(f"unknown retriever(s) {', '.join(unknown)}: choose from {', '.join(RETRIEVERS)}")
+    scored = router.score_many([routed_query(r) for r in requests], progress=progress)
+    row = {r.id: i for i, r in enumerate(requests)}
+    ids = [s.id for s in router.skills]
+    position = {ident: j for j, ident in enumerate(ids)}
+    order = router.order
+    signals = scored.signals
+    confidence = signals.get("examples", signals["dense"])
+
+    def ranked(values: np.ndarray, present: np.ndarray | None = None) -> Ranked:
+        best = ranking(values, order)
+        if present is not None:
+            best = best[present[best]]
+        return [(ids[j], float(values[j])) for j in best[:depth]]
+
+    def bm25(request: Request) -> Ranked:
+        values = signals["bm25"][row[request.id]]
+        return ranked(values, values > 0)
+
+    def dense(request: Request) -> Ranked:
+        return ranked(signals["dense"][row[request.id]])
+
+    equal = fuse_score_arrays(signals, dict.fromkeys(signals, 1.0), method="rrf", tie_order=order,
+                              present={"bm25": signals["bm25"] > 0}) if len(requests) else None
+
+    def rrf(request: Request) -> Ranked:
+        i = row[request.id]
+        assert equal is not None
+        return [(ident, float(confidence[i][position[ident]])) for ident, _ in ranked(equal[i])]
+
+    def routed(without: frozenset[str]) -> Callable[[Request], Ranked]:
+        cosine = signals["dense"] if "examples" in without else confidence
+        matches = router.rank_scored(scored, depth, without=without) if len(requests) else []
+
+        def retrieve(request: Request) -> Ranked:
+            i = row[request.id]
+            return [(m.id, float(cosine[i][position[m.id]])) for m in matches[i]]
+        return retrieve
+
+    table: dict[str, Callable[[], Callable[[Request], Ranked]]] = {
+        "bm25": lambda: bm25, "dense": lambda: dense, "rrf": lambda: rrf,
+        "default": lambda: routed(frozenset()), "default-no-examples": lambda: routed(frozenset({"examples"})),
+    }
+    return {name: table[name]() for name in names}

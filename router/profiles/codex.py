@@ -1,0 +1,675 @@
+"""The codex profile: the OpenAI Codex CLI (``codex-rs/core-skills`` at 0899b7c4).
+
+Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or their tests):
+
+- Roots in scan order: every project layer's ``<dir>/.codex/skills`` (Repo, cwd first), ``$CODEX_HOME/skills``
+  and ``~/.agents/skills`` (User), ``$CODEX_HOME/skills/.system`` (System), ``/etc/codex/skills`` (Admin),
+  plugin roots (User, names ``plugin:skill``), then ``<dir>/.agents/skills`` (Repo) for each folder from the
+  project root (nearest ancestor holding ``.git``, else the working folder) down to the working folder. Roots
+  given by the caller are Codex's extra roots: User scope, after the harness's own when both are used.
+- Each root is scanned breadth first, at most 6 levels and 2,000 folders, then
+  ``skills scan truncated after 2000 directories (root: <root>)``. Names starting with ``.`` are skipped;
+  symlinked folders are followed (not under System); a symlink that is not a folder is skipped. A skill is a
+  file named exactly ``SKILL.md``; the scan goes on below it. Paths are canonical; a repeated path keeps the
+  first root. Same names are all kept. Discovery order: Repo, User, System, Admin, then name, then path.
+- Frontmatter: the first line trimmed is ``---`` and ends at the next line trimming to ``---``; empty or
+  unclosed is ``missing YAML frontmatter delimited by ---``. ``name``, ``description`` and
+  ``metadata.short-description`` are read as serde_yaml reads them into optional strings; values are
+  whitespace-collapsed; no name gives the folder name; an empty description is ``missing field `description```;
+  over 64 / 1,024 characters is ``invalid name|description: exceeds maximum length of N characters``. Errors are
+  reported per path as ``<path>: <message>`` (none under System).
+- Catalogue: one ``<skills_instructions>`` developer message ordered System, Admin, Repo, User, name, path,
+  each entry ``- name: description (file: path)``, under a budget (2% of the context window in approximate
+  tokens, else 8,000 characters) with Codex's trimming and its messages (:mod:`router.profiles.codex_listing`).
+- Not listed: a skill whose ``agents/openai.yaml`` sets ``policy.allow_implicit_invocation: false``, and one that
+  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning)
+  disable; those rules are read from ``$CODEX_HOME/config.toml`` when Codex's own roots are scanned.
+- No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from router.errors import SkillToolError
+from router.profiles.base import SKILL_FILE, Discovery, Profile, ToolSpec, sorted_entries, tool_arguments
+from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
+from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listable,
+                                           listed_path,
+                                           prompt_order, scope_of)
+from router.skill import Skill
+
+__all__ = ["PROFILE", "Budget", "CodexProfile", "Listing", "Root", "Scope", "build_listing", "extract_mentions",
+           "inject", "mentioned", "prompt_order"]
+
+MAX_SCAN_DEPTH = 6
+MAX_DIRS_PER_ROOT = 2000
+MAX_NAME_LEN = 64
+MAX_DESCRIPTION_LEN = 1024
+ADMIN_ROOT = "/etc/codex/skills"
+PROJECT_ROOT_MARKERS = (".git",)
+
+# Rust's char::is_whitespace (the Unicode White_Space property): what str::trim and split_whitespace use.
+_RUST_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+              "\u2028\u2029\u202f\u205f\u3000"
+_RUST_SPACE_RUN = re.compile(f"[{_RUST_SPACE}]+")
+_MENTION_CHAR = re.compile(rb"[A-Za-z0-9_:-]")
+COMMON_ENV_NAMES = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "TMPDIR", "TEMP", "TMP", "LANG", "TERM",
+                              "XDG_CONFIG_HOME"})
+
+
+@dataclass(frozen=True)
+class Root:
+    """One skills root: its folder, scope and (for a plugin) the namespace its skills are named under."""
+
+    path: str
+    scope: Scope
+    plugin: str | None = None
+
+
+# --- frontmatter ----------------------------------------------------------------------------------------------
+
+
+def rust_trim(text: str) -> str:
+    return text.strip(_RUST_SPACE)
+
+
+def collapse(text: str) -> str:
+    """``split_whitespace().join(" ")``: block scalars and padded values become one line."""
+    return " ".join(part for part in _RUST_SPACE_RUN.split(text) if part)
+
+
+def rust_lines(text: str) -> list[str]:
+    """``str::lines``: split at LF, drop one CR before it, no empty last line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def extract_frontmatter(text: str) -> str | None:
+    """The lines between the opening and closing fences, or None (empty or unclosed frontmatter)."""
+    lines = rust_lines(text)
+    if not lines or rust_trim(lines[0]) != "---":
+        return None
+    inner: list[str] = []
+    for line in lines[1:]:
+        if rust_trim(line) == "---":
+            return "\n".join(inner) if inner else None
+        inner.append(line)
+    return None
+
+
+# libyaml's wording for the problems PyYAML words differently (serde_yaml reports libyaml's).
+_LIBYAML_PROBLEMS = (
+    ("mapping values are not allowed here", "mapping values are not allowed in this context"),
+    ("expected <block end>, but found", "did not find expected key"),
+    ("found character", "found character that cannot start any token"),
+)
+
+
+def _mark(mark: Any) -> str:
+    return f"line {mark.line + 1} column {mark.column + 1}"
+
+
+def serde_yaml_error(exc: yaml.MarkedYAMLError) -> str:
+    """serde_yaml's text for a libyaml error: ``<problem> at line L column C[, <context> at line L column C]``.
+
+    The problem wording is libyaml's for the common cases (an unquoted colon in a value above all); other
+    problems keep PyYAML's wording, with the same positions.
+    """
+    problem = exc.problem or "invalid YAML"
+    for pyyaml, libyaml in _LIBYAML_PROBLEMS:
+        if problem.startswith(pyyaml):
+            problem = libyaml
+            break
+    text = problem + (f" at {_mark(exc.problem_mark)}" if exc.problem_mark is not None else "")
+    if exc.context:
+        text += f", {exc.context}"
+        same = exc.context_mark is not None and exc.problem_mark is not None and \
+            (exc.context_mark.line, exc.context_mark.column) == (exc.problem_mark.line, exc.problem_mark.column)
+        if exc.context_mark is not None and not same:
+            text += f" at {_mark(exc.context_mark)}"
+    return text
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.SequenceNode):
+        return "sequence"
+    if isinstance(node, yaml.MappingNode):
+        return "map"
+    return f"string {json.dumps(node.value)}"
+
+
+def _optional_string(node: yaml.Node, key: str) -> str | None:
+    """serde_yaml's ``Option<String>``: a plain null is None, any other scalar its text, else a type error."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.style is None and node.value in ("", "~", "null", "Null", "NULL"):
+            return None
+        return node.value
+    raise ValueError(f"{key}: invalid type: {_kind(node)}, expected a string at {_mark(node.start_mark)}")
+
+
+def read_fields(front: str) -> dict[str, str | None]:
+    """``name``, ``description`` and ``metadata.short-description`` as Codex's serde_yaml struct reads them.
+
+    Raises ValueError with the text after ``invalid YAML: ``.
+    """
+    try:
+        root = yaml.compose(front, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        raise ValueError(serde_yaml_error(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+    fields: dict[str, str | None] = {}
+    if root is None:
+        return fields
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError(f"invalid type: {_kind(root)}, expected struct SkillFrontmatter at {_mark(root.start_mark)}")
+    seen: set[str] = set()
+    for key_node, value_node in root.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = key_node.value
+        if key in seen and key in ("name", "description", "metadata"):
+            raise ValueError(f"duplicate field `{key}` at {_mark(key_node.start_mark)}")
+        seen.add(key)
+        if key in ("name", "description"):
+            fields[key] = _optional_string(value_node, key)
+        elif key == "metadata":
+            if isinstance(value_node, yaml.MappingNode):
+                for inner_key, inner_value in value_node.value:
+                    if isinstance(inner_key, yaml.ScalarNode) and inner_key.value == "short-description":
+                        fields["short-description"] = _optional_string(inner_value,
+                                                                       "metadata.short-description")
+            elif not (isinstance(value_node, yaml.ScalarNode) and value_node.style is None
+                      and value_node.value in ("", "~", "null")):
+                raise ValueError(f"metadata: invalid type: {_kind(value_node)}, expected struct "
+                                 f"SkillFrontmatterMetadata at {_mark(value_node.start_mark)}")
+    return fields
+
+
+def _check_length(value: str, limit: int, field_name: str) -> None:
+    if not value:
+        raise ValueError(f"missing field `{field_name}`")
+    if len(value) > limit:
+        raise ValueError(f"invalid {field_name}: exceeds maximum length of {limit} characters")
+
+
+# --- mentions -------------------------------------------------------------------------------------------------
+
+
+def _is_env_name(name: bytes) -> bool:
+    return name.decode("utf-8").upper() in COMMON_ENV_NAMES
+
+
+def extract_mentions(text: str) -> tuple[set[str], set[str]]:
+    """The ``$name`` names and the ``[$name](path)`` paths in a user message (common env names excluded)."""
+    data = text.encode("utf-8", "surrogatepass")
+    names: set[str] = set()
+    paths: set[str] = set()
+    index = 0
+    while index < len(data):
+        if data[index:index + 2] == b"[$":
+            linked = _linked_mention(data, index)
+            if linked is not None:
+                name, path, end = linked
+                if not _is_env_name(name):
+                    paths.add(path.decode("utf-8"))
+                index = end
+                continue
+        if data[index:index + 1] != b"$" or not _MENTION_CHAR.match(data, index + 1):
+            index += 1
+            continue
+        end = index + 1
+        while end < len(data) and _MENTION_CHAR.match(data, end):
+            end += 1
+        if not _is_env_name(data[index + 1:end]):
+            names.add(data[index + 1:end].decode("utf-8"))
+        index = end
+    return names, paths
+
+
+def _linked_mention(data: bytes, start: int) -> tuple[bytes, bytes, int] | None:
+    name_start = start + 2
+    if not _MENTION_CHAR.match(data, name_start):
+        return None
+    name_end = name_start + 1
+    while name_end < len(data) and _MENTION_CHAR.match(data, name_end):
+        name_end += 1
+    if data[name_end:name_end + 1] != b"]":
+        return None
+    path_start = name_end + 1
+    while data[path_start:path_start + 1] in (b" ", b"\t", b"\n", b"\r", b"\x0c"):
+        path_start += 1
+    if data[path_start:path_start + 1] != b"(":
+        return None
+    path_end = data.find(b")", path_start + 1)
+    if path_end < 0:
+        return None
+    path = data[path_start + 1:path_end].strip(b" \t\n\r\x0c")
+    if not path:
+        return None
+    return data[name_start:name_end], path, path_end + 1
+
+
+def mentioned(text: str, skills: Sequence[Skill]) -> list[Skill]:
+    """The skills a user message names, in ``skills`` order: linked paths first, then ``$name`` mentions of a
+    name that exactly one enabled skill has (``collect_explicit_skill_mentions``)."""
+    names, paths = extract_mentions(text)
+    paths = {p.removeprefix("skill://") for p in paths}
+    skills = [s for s in skills if s.metadata.get("enabled", True)]  # a disabled skill cannot be mentioned
+    counts: dict[str, int] = {}
+    for skill in skills:
+        counts[skill.name] = counts.get(skill.name, 0) + 1
+    chosen: list[Skill] = []
+    seen_paths: set[str] = set()
+    seen_names: set[str] = set()
+    for skill in skills:
+        if skill.path in paths and skill.path not in seen_paths:
+            seen_paths.add(skill.path)
+            seen_names.add(skill.name)
+            chosen.append(skill)
+    for skill in skills:
+        if skill.path in seen_paths or skill.name not in names or counts[skill.name] != 1:
+            continue
+        if skill.name not in seen_names:
+            seen_names.add(skill.name)
+            seen_paths.add(skill.path)
+            chosen.append(skill)
+    return chosen
+
+
+def injection(skill: Skill, contents: str) -> str:
+    """The user text a mention injects."""
+    return f"<skill>\n<name>{skill.name}</name>\n<path>{skill.path}</path>\n{contents}\n</skill>"
+
+
+def inject(text: str, skills: Sequence[Skill]) -> tuple[list[str], list[str]]:
+    """(injected user texts, warnings) for the skills ``text`` mentions, read from disk now."""
+    items, warnings = [], []
+    for skill in mentioned(text, skills):
+        try:
+            items.append(injection(skill, _read_text(skill.path)))
+        except (OSError, ValueError) as exc:
+            warnings.append(f"Failed to load skill {skill.name} at {skill.path}: {_io_reason(exc)}")
+    return items, warnings
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("stream did not contain valid UTF-8") from None
+
+
+def _io_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror} (os error {exc.errno})"
+    return str(exc)
+
+
+# --- the profile ----------------------------------------------------------------------------------------------
+
+
+class CodexProfile(Profile):
+    """The OpenAI Codex CLI.
+
+    Parameters (all optional; the defaults are what Codex itself uses, read when ``discover`` runs)
+    ----------
+    cwd:
+        The working folder (default: the current one).
+    codex_home:
+        ``$CODEX_HOME`` (default: the environment variable, else ``~/.codex``).
+    home:
+        The user's home, for ``~/.agents/skills`` (default: ``~``).
+    admin_root:
+        The Admin root (default ``/etc/codex/skills``).
+    plugins:
+        ``(plugin name, skills folder)`` pairs: User roots whose skills are named ``plugin:skill``.
+    context_window:
+        The model's context window in tokens; the listing budget is 2% of it. None: 8,000 characters.
+    """
+
+    name = "codex"
+    tool_errors_fail = True
+    default_roots = ()
+
+    def __init__(self, *, cwd: str | os.PathLike[str] | None = None, codex_home: str | os.PathLike[str] | None = None,
+                 home: str | os.PathLike[str] | None = None, admin_root: str | os.PathLike[str] | None = ADMIN_ROOT,
+                 plugins: Sequence[tuple[str, str | os.PathLike[str]]] = (),
+                 project_root_markers: Sequence[str] = PROJECT_ROOT_MARKERS,
+                 context_window: int | None = None) -> None:
+        self.cwd = cwd
+        self.codex_home = codex_home
+        self.home = home
+        self.admin_root = admin_root
+        self.plugins = tuple(plugins)
+        self.project_root_markers = tuple(project_root_markers)
+        self.budget = Budget.for_context(context_window)
+
+    # discovery
+
+    def harness_roots(self) -> list[Root]:
+        """The roots Codex scans, in its order (missing ones included; the scan skips them)."""
+        cwd = os.path.abspath(os.fspath(self.cwd) if self.cwd is not None else os.getcwd())
+        home = self._home()
+        codex_home = self._codex_home()
+        project = self.project_root(cwd)
+        between = _dirs_between(project, cwd)
+        # Project config layers: each folder's .codex between the project root and cwd, nearest first; the
+        # user's own ~/.codex is the User layer, never a project one.
+        roots = [Root(os.path.join(d, ".codex", "skills"), Scope.REPO) for d in reversed(between)
+                 if os.path.isdir(os.path.join(d, ".codex")) and os.path.join(d, ".codex") != codex_home]
+        roots += [Root(os.path.join(codex_home, "skills"), Scope.USER),
+                  Root(os.path.join(home, ".agents", "skills"), Scope.USER),
+                  Root(os.path.join(codex_home, "skills", ".system"), Scope.SYSTEM)]
+        if self.admin_root is not None:
+            roots.append(Root(os.path.abspath(os.fspath(self.admin_root)), Scope.ADMIN))
+        roots += [Root(os.path.abspath(os.fspath(path)), Scope.USER, plugin) for plugin, path in self.plugins]
+        roots += [Root(os.path.join(d, ".agents", "skills"), Scope.REPO) for d in between
+                  if os.path.isdir(os.path.join(d, ".agents", "skills"))]
+        return roots
+
+    def _home(self) -> str:
+        return os.path.abspath(os.path.expanduser(os.fspath(self.home) if self.home is not None else "~"))
+
+    def _codex_home(self) -> str:
+        codex_home = self.codex_home if self.codex_home is not None else os.environ.get("CODEX_HOME")
+        return os.path.abspath(os.fspath(codex_home)) if codex_home else os.path.join(self._home(), ".codex")
+
+    def harness_folders(self) -> list[str]:
+        """The roots Codex would scan that exist (what ``lint`` checks when no folder is given)."""
+        return [root.path for root in self.harness_roots() if os.path.isdir(root.path)]
+
+    def project_root(self, cwd: str) -> str:
+        """The nearest ancestor of ``cwd`` holding a project-root marker (``.git``), else ``cwd``."""
+        if not self.project_root_markers:
+            return cwd
+        folder = cwd
+        while True:
+            if any(os.path.exists(os.path.join(folder, marker)) for marker in self.project_root_markers):
+                return folder
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return cwd
+            folder = parent
+
+    def discover(self, roots: Sequence[str | os.PathLike[str]] | None = None) -> Discovery:
+        """Codex's own roots, with the user config's ``[[skills.config]]`` rules applied (``roots=None``), or the
+        given folders as extra User roots (no config read)."""
+        if roots is not None:
+            return self.discover_roots([Root(os.path.abspath(os.fspath(r)), Scope.USER) for r in roots])
+        found = self.discover_roots(self.harness_roots())
+        rules, warnings = read_config_rules(os.path.join(self._codex_home(), "config.toml"))
+        disabled = disabled_paths(found.skills, rules)
+        skills = tuple(dataclasses.replace(s, metadata={**s.metadata, "enabled": False}) if s.path in disabled else s
+                       for s in found.skills)
+        return Discovery(skills=skills, errors=found.errors, warnings=found.warnings + tuple(warnings))
+
+    def discover_roots(self, roots: Sequence[Root]) -> Discovery:
+        """Scan these roots in order (``load_skills_from_roots``)."""
+        skills: list[Skill] = []
+        errors: list[str] = []
+        warnings: list[str] = []
+        seen_roots: set[str] = set()
+        for index, root in enumerate(roots):
+            if root.path in seen_roots:
+                continue
+            seen_roots.add(root.path)
+            self._scan(root, index, skills, errors, warnings)
+        unique: dict[str, Skill] = {}
+        for skill in skills:
+            unique.setdefault(skill.path, skill)
+        ordered = sorted(unique.values(), key=lambda s: (LOAD_RANK[scope_of(s)],
+                                                         s.name.encode("utf-8", "surrogateescape"),
+                                                         os.fsencode(s.path)))
+        return Discovery(skills=tuple(_distinct_ids(ordered)), errors=tuple(errors), warnings=tuple(warnings))
+
+    def _scan(self, root: Root, index: int, skills: list[Skill], errors: list[str], warnings: list[str]) -> None:
+        top = os.path.realpath(root.path)
+        if not os.path.isdir(top):
+            return
+        follow = root.scope is not Scope.SYSTEM
+        visited = {top}
+        queue: deque[tuple[str, int]] = deque([(top, 0)])
+        truncated = False
+
+        def enqueue(folder: str, depth: int) -> None:
+            nonlocal truncated
+            if depth > MAX_SCAN_DEPTH:
+                return
+            if len(visited) >= MAX_DIRS_PER_ROOT:
+                truncated = True
+                return
+            if folder not in visited:
+                visited.add(folder)
+                queue.append((folder, depth))
+
+        while queue:
+            folder, depth = queue.popleft()
+            try:
+                entries = sorted_entries(folder)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.startswith("."):
+                    continue
+                path = os.path.join(folder, entry)
+                if os.path.islink(path):
+                    if follow and os.path.isdir(path):
+                        enqueue(os.path.realpath(path), depth + 1)
+                    continue
+                if os.path.isdir(path):
+                    enqueue(os.path.realpath(path), depth + 1)
+                elif entry == SKILL_FILE and os.path.isfile(path):
+                    try:
+                        skills.append(self._load(path, root, top, index))
+                    except (OSError, ValueError) as exc:
+                        if root.scope is not Scope.SYSTEM:
+                            errors.append(f"{path}: {exc}")
+        if truncated:
+            warnings.append(f"skills scan truncated after {MAX_DIRS_PER_ROOT} directories (root: {top})")
+
+    def _load(self, path: str, root: Root, top: str, index: int) -> Skill:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            raise ValueError(f"failed to read file: {_io_reason(exc)}") from None
+        skill = self.parse(path, raw, os.path.basename(os.path.dirname(path)))
+        name = f"{root.plugin}:{skill.name}" if root.plugin else skill.name
+        _check_length(name, MAX_NAME_LEN, "name")  # the plugin namespace counts toward the limit
+        metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index)
+        metadata.update(_openai_yaml_policy(os.path.dirname(path)))
+        return Skill(name=name, description=skill.description, path=os.path.realpath(path), body=skill.body,
+                     metadata=metadata)
+
+    def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("failed to read file: stream did not contain valid UTF-8") from None
+        front = extract_frontmatter(text)
+        if front is None:
+            raise ValueError("missing YAML frontmatter delimited by ---")
+        try:
+            fields = read_fields(front)
+        except ValueError as exc:
+            raise ValueError(f"invalid YAML: {exc}") from None
+        name = collapse(fields.get("name") or "") or collapse(folder_name) or "skill"
+        description = collapse(fields.get("description") or "")
+        short = collapse(fields.get("short-description") or "")
+        _check_length(name, MAX_NAME_LEN, "name")
+        _check_length(description, MAX_DESCRIPTION_LEN, "description")
+        if short:
+            _check_length(short, MAX_DESCRIPTION_LEN, "metadata.short-description")
+        metadata = {"short_description": short} if short else {}
+        return Skill(name=name, description=description, path=path, body=_after_fence(text), metadata=metadata)
+
+    # catalogue
+
+    def listing(self, skills: Sequence[Skill], budget: Budget | None = None) -> Listing:
+        """The listing and the warning Codex shows the user (budget: this profile's unless given)."""
+        return build_listing(skills, budget or self.budget)
+
+    def render(self, skills: Sequence[Skill]) -> str:
+        return self.listing(skills).text
+
+    def tool(self, skills: Sequence[Skill]) -> ToolSpec | None:
+        return None  # Codex has no skill tool: the model opens SKILL.md with its file tools
+
+    def call_tool(self, registry, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
+        """What a ``$name`` mention of ``arguments["name"]`` injects (Codex's only way to load a skill for the
+        model). An unknown or ambiguous name injects nothing, which is an error here."""
+        try:
+            args = tool_arguments(arguments)
+        except ValueError as exc:
+            raise SkillToolError(f"invalid arguments: {exc}") from None
+        name = str(args.get("name", ""))
+        items, warnings = inject(f"${name}", list(registry))
+        if warnings:
+            raise SkillToolError(warnings[0])
+        if not items:
+            raise SkillToolError(f"${name} names no single listed skill: Codex injects nothing")
+        return items[0]
+
+    # what the router adds
+
+    def hook_context(self, skills: Sequence[Skill]) -> str:
+        """The routed shortlist as ``UserPromptSubmit`` additional context, in Codex's own line format: at most 5
+        skills, best first, full descriptions, canonical paths, none that Codex would not invoke implicitly
+        (``allow_implicit_invocation: false``) or that the user config disables; '' for none."""
+        shown = [s for s in skills if listable(s)][:SHORTLIST_MAX_SKILLS]
+        if not shown:
+            return ""
+        return "\n".join([SHORTLIST_HEADER, *(entry_line(s.name, s.description, listed_path(s.path)) for s in shown)])
+
+    def restrict_config(self, skills: Sequence[Skill], keep: Sequence[Skill]) -> str:
+        """``[[skills.config]]`` entries that disable every skill in ``skills`` but the ones in ``keep``.
+
+        Entries select by path (names can repeat in Codex). Codex reads these rules from the user config
+        (``$CODEX_HOME/config.toml``) and session flags only.
+        """
+        kept = {s.path for s in keep}
+        blocks = [f"[[skills.config]]\npath = {_toml_string(s.path)}\nenabled = false\n"
+                  for s in skills if s.path not in kept]
+        header = (f"# skill-router: {len(kept)} routed skills stay enabled, {len(blocks)} disabled "
+                  "(add to $CODEX_HOME/config.toml)\n")
+        return header + "\n".join(blocks)
+
+
+def read_config_rules(path: str) -> tuple[list[tuple[str, str, bool]], list[str]]:
+    """The ``[[skills.config]]`` rules of a Codex config file as (selector kind, value, enabled), in file order,
+    a later rule for the same selector replacing an earlier one; plus the warnings Codex logs. A missing file has
+    no rules."""
+    try:
+        with open(path, "rb") as handle:
+            config = tomllib.load(handle)
+    except FileNotFoundError:
+        return [], []
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return [], [f"invalid skills config: {exc}"]
+    entries = config.get("skills", {}).get("config", []) if isinstance(config.get("skills"), dict) else []
+    rules: list[tuple[str, str, bool]] = []
+    warnings: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        path_value, name_value = entry.get("path"), entry.get("name")
+        if path_value is not None and name_value is not None:
+            warnings.append("ignoring skills.config entry with both path and name selectors")
+            continue
+        if path_value is None and name_value is None:
+            warnings.append("ignoring skills.config entry without a path or name selector")
+            continue
+        if path_value is not None:
+            selector = ("path", os.path.realpath(str(path_value)))
+        else:
+            name = str(name_value).strip()
+            if not name:
+                warnings.append("ignoring empty skills.config name override")
+                continue
+            selector = ("name", name)
+        rules = [rule for rule in rules if rule[:2] != selector]
+        rules.append((*selector, entry.get("enabled", True) is not False))
+    return rules, warnings
+
+
+def disabled_paths(skills: Sequence[Skill], rules: Sequence[tuple[str, str, bool]]) -> set[str]:
+    """The skill paths the rules leave disabled, applied in order (``resolve_disabled_skill_paths``)."""
+    disabled: set[str] = set()
+    for kind, value, enabled in rules:
+        paths = [value] if kind == "path" else [s.path for s in skills if s.name == value]
+        for path in paths:
+            if enabled:
+                disabled.discard(path)
+            else:
+                disabled.add(path)
+    return disabled
+
+
+def _distinct_ids(skills: Sequence[Skill]) -> list[Skill]:
+    """Codex lists every skill of a repeated name; rankings and the registry tell them apart by id: the first in
+    discovery order keeps the name, the next ones are ``name#2``, ``name#3``, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for skill in skills:
+        count = seen[skill.name] = seen.get(skill.name, 0) + 1
+        out.append(skill if count == 1 else dataclasses.replace(skill, id=f"{skill.name}#{count}"))
+    return out
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string is a valid TOML basic string for every character JSON escapes.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _dirs_between(project: str, cwd: str) -> list[str]:
+    """Folders from ``project`` down to ``cwd``, both included."""
+    dirs = [cwd]
+    folder = cwd
+    while folder != project:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        dirs.append(folder)
+    return list(reversed(dirs))
+
+
+def _openai_yaml_policy(folder: str) -> dict[str, Any]:
+    """``agents/openai.yaml`` ``policy.allow_implicit_invocation`` (a bad file is ignored, as Codex does)."""
+    path = os.path.join(folder, "agents", "openai.yaml")
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    policy = data.get("policy") if isinstance(data, dict) else None
+    allowed = policy.get("allow_implicit_invocation") if isinstance(policy, dict) else None
+    return {"allow_implicit_invocation": allowed} if isinstance(allowed, bool) else {}
+
+
+def _after_fence(text: str) -> str:
+    lines = text.split("\n")
+    for index, line in enumerate(lines[1:], start=1):
+        if rust_trim(line.removesuffix("\r")) == "---":
+            return "\n".join(lines[index + 1:])
+    return ""
+
+
+PROFILE = CodexProfile()
