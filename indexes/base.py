@@ -9,8 +9,11 @@ Errors::
 
     IndexLoadError   a persisted index that is missing, truncated, corrupt, of another kind or format version
     ModelLoadError   an embedding model that cannot be loaded
+    OnnxUnavailable  the onnxruntime encoder cannot be used for a model (runtime not installed, model not a
+                     local folder, no export yet, an export that is corrupt or failed its check); the caller
+                     falls back to the sentence-transformers encoder
 
-Both carry a message that names the offending file or model and says what to do.
+All three carry a message that names the offending file or model and says what to do.
 """
 
 from __future__ import annotations
@@ -37,6 +40,14 @@ class IndexLoadError(Exception):
 
 class ModelLoadError(Exception):
     """An embedding model cannot be loaded (not installed, wrong path, or unreadable weights)."""
+
+
+class OnnxUnavailable(Exception):
+    """The onnxruntime encoder cannot serve a model; the message is one line saying why and what to do.
+
+    Not a :class:`ModelLoadError`: the model itself may be fine, and the caller is expected to use the
+    sentence-transformers encoder instead.
+    """
 
 
 @dataclass(frozen=True)
