@@ -12,8 +12,8 @@ time; nothing is sent to any other address) and measured in four steps:
    rewritten every second (the watcher reloads it; for the catalogue, a row is rewritten and ``POST /v1/reindex``
    called), and one more client sends a burst of ``--fuzz`` schema-driven malformed requests.
 3. Throughput, p50 / p99 latency, requests by status, failed requests (status >= 500 or no answer), reloads.
-4. The server's peak RSS (VmHWM). For the catalogue the index is built by ``skill-router index`` before the server
-   starts, as an operator would; the server then loads it warm.
+4. The server's peak RSS (VmHWM). The index is built before the server starts, as an operator would (with the
+   encoder the server uses); the server then loads it warm.
 
 The corpus library is a private copy of ../shared/corpora (the rewrites never touch the shared data). Writes
 benchmarks/results/serve_load.json.
@@ -329,13 +329,29 @@ def _first_sentence(text: str) -> str:
     return ""
 
 
+# The index is built before the server starts, with the encoder the server uses (the ONNX export when there is one),
+# as an operator would; the server then loads it warm.
+BUILD = """
+import json, sys
+from indexes import OnnxUnavailable, ensure_onnx_encoder
+from router.cli import build_parser
+from router.cli.common import make_router
+args = build_parser().parse_args(["index", *json.loads(sys.argv[1])])
+try:
+    encoder = ensure_onnx_encoder(None)
+except OnnxUnavailable:
+    encoder = None
+make_router(args, encoder=encoder).build()
+"""
+
+
 def measure(args: argparse.Namespace, work: Path, options: list[str], queries: list[str],
             rewrite: Callable[[int], None], skills: int, *, build_first: bool,
             url_box: dict[str, str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"skills": skills}
     if build_first:
         start = time.monotonic()
-        subprocess.run([str(SCRIPT), "index", *options], check=True, capture_output=True)
+        subprocess.run([sys.executable, "-c", BUILD, json.dumps(options)], check=True, capture_output=True)
         out["index_build_s"] = round(time.monotonic() - start, 1)
     server = Server(options, work, lifetime=args.duration + 900)
     try:

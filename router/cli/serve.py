@@ -55,6 +55,9 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
     p.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
                    help="start watched reloads at most this often (default 2; edits made meanwhile are gathered)")
+    p.add_argument("--encoder", choices=("auto", "onnx", "torch"), default="auto",
+                   help="how requests are embedded: onnxruntime on the model's ONNX export (exported once and "
+                        "cached; the same vectors), or torch; auto: onnx where it works (default)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="torch threads for embedding requests (default 1: batches are encoded one at a time, and "
                         "one thread keeps latency steady on a shared machine; 0 leaves torch's default)")
@@ -94,7 +97,7 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
     service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
-                      reload_interval=args.reload_interval)
+                      reload_interval=args.reload_interval, encoder=args.encoder)
     # with no --skills, codex and claude-code look where their harness looks: those folders are not watched
     watch = [] if args.no_watch or args.catalog else list(roots(args) or [])
     return service, watch
