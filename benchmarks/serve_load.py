@@ -392,9 +392,9 @@ def main() -> None:
             work = Path(args.work) / name
             work.mkdir(parents=True, exist_ok=True)
             results[name] = run(args, work)
-            continue
-        with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
-            results[name] = run(args, Path(tmp))
+        else:
+            with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
+                results[name] = run(args, Path(tmp))
         print(json.dumps(results[name], indent=1), flush=True)
     results["load_average_after"] = os.getloadavg()
     path = save("serve_load" + (f"-{args.only}" if args.only else ""), results)

@@ -15,8 +15,9 @@ the end until it fits); nothing when the router abstains or the library is small
 
 The command (:func:`main`) must never break a prompt: on any failure it exits 0 with no output and one line on
 stderr, and it answers within its time budget. It asks the running server first (``--url``); when nothing listens
-there it routes in-process under what is left of the budget (loading the embedding model usually takes longer than
-that, so without a server the hook mostly prints nothing and says why on stderr). This module imports only the
+there it routes in-process under what is left of the budget: with the model's ONNX export (made once by a server)
+that takes about half a second; with torch, whose import alone takes longer than the budget, the hook prints
+nothing and says why on stderr. This module imports only the
 standard library at the top: a hook's start-up time is paid on every prompt.
 """
 
