@@ -4,6 +4,7 @@ into a broken state is reported the way the profile reports it."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -40,13 +41,19 @@ def description(client: httpx.Client) -> str:
     return client.get("/v1/skills/unit-conversion").json()["description"]
 
 
+def replace_skill(library: Path, description: str) -> None:
+    """Save as most editors do (a new file renamed over the old one): one change, never a half-written file."""
+    staged = write_skill(library.parent / "staging", "unit-conversion", description)
+    os.replace(staged, library / "unit-conversion" / "SKILL.md")
+
+
 def test_an_edited_skill_is_reindexed_alone_and_served(live) -> None:
     client, service, library = live
-    write_skill(library, "unit-conversion", NEW)
+    replace_skill(library, NEW)
     wait_for(lambda: description(client) == NEW)
     ready = client.get("/readyz").json()
     assert ready["reloads"] >= 1 and ready["last_reload"]["ok"] is True
-    assert ready["last_reload"]["embedded"] == 1  # only the changed text
+    assert ready["last_reload"]["embedded"] == 1, service.router.notes  # only the changed text
     assert "light years" in client.post("/v1/route", json={"query": "how far is a light year in furlongs", "k": 3}
                                         ).json()["catalogue"]
 

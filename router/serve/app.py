@@ -205,15 +205,15 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     stop = threading.Event()
 
     def start_up() -> None:
+        if watch:  # before loading: an edit made while the library loads is picked up once it has
+            service.watch(watch, stop)
         try:
             if not service.ready:
                 service.load()
         except Exception as exc:  # reported by /readyz; the process stays up so that the reason can be read
             service.load_error = str(exc) if isinstance(exc, SkillRouterError) else type(exc).__name__
             log.error("could not load the library: %s", service.load_error)
-            return
-        if watch:
-            service.watch(watch, stop)
+            stop.set()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -405,7 +405,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
         last = service.last_reload
         return JSONResponse({"status": "ready", "profile": router.profile.name, "skills": len(router.skills),
                              "errors": list(last.errors) if last else [],
-                             "warnings": list(last.warnings) if last else [], "reloads": service.reloads,
+                             "warnings": list(last.warnings) if last else [], "notes": list(service.notes),
+                             "reloads": service.reloads,
                              "last_reload": last.to_json() if last else None})
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus metrics")

@@ -213,6 +213,7 @@ class Service:
         self.reloads = 0
         self.last_reload: ReloadResult | None = None
         self.load_error: str | None = None
+        self._loaded = threading.Event()
         self.batcher = Batcher(max_batch=max_batch,
                                on_batch=metrics.batch_size.observe if metrics is not None else None)
 
@@ -238,9 +239,9 @@ class Service:
         self._encoder.encode(["warm up"])
         for note in router.notes:
             log.warning("%s", note)
-        self._swap(router)
         result = self._result(router, time.perf_counter() - start)
-        self.last_reload = result
+        self._swap(router, result)
+        self._loaded.set()
         release_memory()
         return result
 
@@ -270,6 +271,7 @@ class Service:
 
         Requests coalesce: a caller waits for a running reload, and callers who asked while it ran share the one
         reload that starts after it (which sees every change made before they asked)."""
+        self._loaded.wait()  # a change seen while the first load runs is reloaded after it
         with self._reload_state:
             self._requested += 1
             ticket = self._requested
@@ -299,17 +301,17 @@ class Service:
             result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
                                   time.perf_counter() - start, message=message)
             log.error("reload failed, still serving the previous library: %s", message)
+            self.last_reload = result
             self._count_reload("error")
         else:
-            self._swap(router)
             result = self._result(router, time.perf_counter() - start)
+            self._swap(router, result)
             for error in result.errors:
                 if error not in before:
                     log.warning("skill not loaded: %s", error)
             self._count_reload("ok")
         del router
         release_memory()
-        self.last_reload = result
         return result
 
     def watch(self, folders: Sequence[str], stop: threading.Event) -> None:
@@ -324,7 +326,9 @@ class Service:
         return ReloadResult(True, len(router.skills), int(getattr(router, "embedded_count", 0)), seconds,
                             tuple(found.errors) if found else (), tuple(found.warnings) if found else ())
 
-    def _swap(self, router: Any) -> None:
+    def _swap(self, router: Any, result: ReloadResult) -> None:
+        # the report first: whoever sees the new library also sees the reload that made it
+        self.last_reload = result
         self._router = router
         if self.metrics is not None:
             self.metrics.skills.set(len(router.skills))
