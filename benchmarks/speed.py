@@ -181,19 +181,29 @@ def choose_threads() -> tuple[int, str]:
     return 1, f"load average {load:.2f} >= {cpus} cores - 0.5: the cores are busy, one thread avoids barrier waits"
 
 
-def run_one(n: int, threads: int) -> dict[str, Any]:
-    """Every measurement for a library of ``n`` skills, in this process, with ``threads`` torch threads."""
-    import torch
-
-    from indexes import Encoder
+def run_one(n: int, threads: int, kind: str = "onnx") -> dict[str, Any]:
+    """Every measurement for a library of ``n`` skills, in this process, embedding with ``kind`` (``onnx``: the
+    router's own choice, the cached onnxruntime export; ``torch``: sentence-transformers on ``threads`` threads)."""
     import numpy as np
 
     from router.routing import Router, Scored
 
-    torch.set_num_threads(threads)
     load_start = os.getloadavg()
     rss_start = max_rss_mb()
-    encoder = Encoder()
+    if kind == "onnx":
+        from indexes.onnx_encoder import find_onnx_encoder
+
+        found = find_onnx_encoder()
+        if found is None:
+            raise SystemExit("no ONNX export of the bundled model yet: run 'skill-router index' once")
+        encoder: Any = found
+    else:
+        import torch
+
+        from indexes import Encoder
+
+        torch.set_num_threads(threads)
+        encoder = Encoder()
     _, model_load = timed(lambda: encoder.encode(["load the model"]))
     rss_model = max_rss_mb()
 
@@ -245,7 +255,8 @@ def run_one(n: int, threads: int) -> dict[str, Any]:
 
         result: dict[str, Any] = {
             "n": n,
-            "torch_threads": torch.get_num_threads(),
+            "encoder": kind,
+            "torch_threads": threads if kind == "torch" else None,
             "model_load_s": round(model_load, 3),
             "cold_build_s": round(cold_s, 3),
             "cold_texts_per_s": round(n / cold_s, 1),
@@ -313,10 +324,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", type=int, help="measure one size in this process and print its JSON")
     parser.add_argument("--threads", type=int, help="torch threads (default: chosen from the load average)")
+    parser.add_argument("--encoder", choices=("onnx", "torch"), default="onnx",
+                        help="embed with the ONNX export (the router's default) or sentence-transformers")
     args = parser.parse_args()
     if args.one is not None:
-        print(json.dumps(run_one(args.one, args.threads or choose_threads()[0])))
+        print(json.dumps(run_one(args.one, args.threads or choose_threads()[0], args.encoder)))
         return
+    if args.encoder == "onnx":
+        from indexes.onnx_export import ensure_onnx_encoder
+
+        ensure_onnx_encoder()
     load_start = os.getloadavg()
     threads, why = (args.threads, "given with --threads") if args.threads else choose_threads()
     print(f"torch threads: {threads} ({why})", flush=True)
@@ -324,7 +341,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for n in SIZES:
         print(f"measuring {n} skills ...", flush=True)
-        command = [sys.executable, __file__, "--one", str(n), "--threads", str(threads)]
+        command = [sys.executable, __file__, "--one", str(n), "--threads", str(threads), "--encoder", args.encoder]
         done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
         results[str(n)] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -336,9 +353,10 @@ def main() -> None:
                                      f"{'met' if t['met'] else 'MISSED'}" for n, t in targets.items())
           + "; refresh < 1 s with 1 embedding: "
           + ", ".join(f"{n} {'met' if r['refresh_target_met'] else 'MISSED'}" for n, r in results.items()))
-    path = save("speed", {
+    path = save("speed" if args.encoder == "onnx" else "speed-torch", {
         "setup": {"sizes": list(SIZES), "queries": QUERIES, "warmup": WARMUP, "k": K, "seed": SEED,
-                  "cpus": len(os.sched_getaffinity(0)), "torch_threads": threads, "torch_threads_why": why,
+                  "cpus": len(os.sched_getaffinity(0)), "encoder": args.encoder, "torch_threads": threads,
+                  "torch_threads_why": why,
                   "python": sys.version.split()[0]},
         "loadavg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
         "wall_s": round(time.perf_counter() - started, 1),

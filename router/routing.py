@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
+from router import encoders
 from router import inject as injection
 from router import library as libraries
 from router.config import RouterConfig
@@ -102,6 +103,7 @@ class Router:
         self.index_folder = index_folder
         self.notes: list[str] = list(notes)
         self._encoder = encoder
+        self._own_encoder = False  # an encoder passed in is the caller's: never swapped for an export
         self._signals = signals
         self._by_id = {s.id: s for s in registry}
         self._pinned_names, self._excluded_names = tuple(pinned), tuple(excluded)
@@ -228,26 +230,21 @@ class Router:
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
     def encoder(self) -> Any:
-        """The embedding model (loaded on first use; the bundled all-MiniLM-L6-v2 unless the config names one)."""
+        """The embedding model (the bundled all-MiniLM-L6-v2 unless the config names one): its checked ONNX export
+        when one is cached, else sentence-transformers loaded on first use (:mod:`router.encoders`)."""
         if self._encoder is None:
-            from indexes import Encoder, ModelLoadError
-
-            encoder = Encoder(self._config.model)
-            try:
-                _ = encoder.dim  # known without loading for the bundled model; loads any other one now
-            except ModelLoadError as exc:
-                raise ModelError(str(exc)) from None
-            self._encoder = encoder
+            self._encoder = encoders.choose(self._config.model, self.notes)
+            self._own_encoder = True
         return self._encoder
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 128, progress: bool = False) -> np.ndarray:
-        """Unit embeddings of ``texts``, shape (len(texts), dim)."""
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Unit embeddings of ``texts``, shape (len(texts), dim), in the encoder's own batch size."""
         from indexes import ModelLoadError
 
         if not texts:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         try:
-            return self.encoder.encode(list(texts), progress=progress, batch_size=batch_size)
+            return self.encoder.encode(list(texts), progress=progress)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
@@ -262,9 +259,11 @@ class Router:
             self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
             model_id=self.encoder.model_id,
             dim=self.encoder.dim,
-            encode=lambda texts: self.encode(texts, batch_size=64, progress=progress), folder=folder,
+            encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
             parameters=parameters, persist=persist)
         self._report(report)
+        if report.embedded and self._own_encoder:
+            self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
         return self
 
     def _report(self, report: BuildReport) -> None:

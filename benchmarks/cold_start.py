@@ -1,0 +1,125 @@
+"""How long does a one-shot ``skill-router route`` take from a fresh process, with and without torch?
+
+    .venv/bin/python benchmarks/cold_start.py            # about 10 minutes on 2 cores
+    .venv/bin/python benchmarks/cold_start.py --runs 7
+
+For three libraries, each indexed once beforehand (``skill-router index``, which also makes the ONNX export):
+
+- ``bundled``: the 52 skills of ``skills/``;
+- ``corpora``: the ~700 SKILL.md files of the three ../shared/corpora folders (three ``--skills`` roots);
+- ``catalog-10000``: a 10,000-row JSONL catalogue (real corpus descriptions, then seeded variants; speed.py's).
+
+each path is timed as whole processes (``--runs`` runs, median; wall clock from spawn to exit, peak RSS from the
+kernel's accounting of the child):
+
+- ``onnx``: the default: the request is embedded by the cached onnxruntime export; no torch is imported;
+- ``torch``: the same command with ``SKILL_ROUTER_ONNX=0``: sentence-transformers embeds the request, as before.
+
+The two paths' rankings are compared on every run (same ids in the same order). Also measured: a cold build of
+the 10,000-row catalogue (a new index folder, every text embedded) with each path. Both paths run in the same
+session, alternating, so their ratio holds on a shared machine. Writes benchmarks/results/cold_start.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import CORPORA, save  # noqa: E402
+from benchmarks.speed import library, real_skills, write_catalog  # noqa: E402
+
+QUERY = "will it rain in Lyon this weekend?"
+CLI = [sys.executable, "-m", "router.cli"]
+ROOTS = ["anthropic-skills/skills", "scientific-skills/scientific-skills", "awesome-skills/skills"]
+SEED = 20240611
+
+
+def run(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """(wall seconds, stdout) of one whole process."""
+    start = time.perf_counter()
+    done = subprocess.run(CLI + args, env=env, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return wall, done.stdout
+
+
+def measure_rss(args: list[str], env: dict[str, str]) -> float:
+    """Peak RSS of one process: a fresh wrapper process runs it, so its children's maxrss is that process's."""
+    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+            "stderr=subprocess.DEVNULL, check=True); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", code, *CLI, *args], env=env, capture_output=True, text=True,
+                          timeout=600, check=True)
+    return round(int(done.stdout.strip()) / 1024, 1)
+
+
+def library_args(name: str, work: Path) -> list[str]:
+    if name == "bundled":
+        return ["--skills", str(ROOT / "skills"), "--profile", "genkit"]
+    if name == "corpora":
+        return [arg for root in ROOTS for arg in ("--skills", str(CORPORA / root))] + ["--profile", "agentskills"]
+    return ["--catalog", str(work / "catalog.jsonl")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    torch_env = {**env, "SKILL_ROUTER_ONNX": "0"}
+    work = Path(tempfile.mkdtemp(prefix="skill-router-cold-"))
+    write_catalog(work / "catalog.jsonl", library(real_skills(), 10_000, random.Random(SEED)))
+    results: dict[str, Any] = {"query": QUERY, "runs": args.runs, "load_average_start": os.getloadavg()}
+    for name in ("bundled", "corpora", "catalog-10000"):
+        lib = library_args(name, work) + ["--index-dir", str(work / f"index-{name}")]
+        start = time.perf_counter()
+        run(["index", *lib], env)
+        indexed = time.perf_counter() - start
+        walls: dict[str, list[float]] = {"onnx": [], "torch": []}
+        outputs: dict[str, set[str]] = {"onnx": set(), "torch": set()}
+        for _ in range(args.runs):
+            for path, path_env in (("onnx", env), ("torch", torch_env)):
+                wall, out = run(["route", QUERY, *lib, "--json"], path_env)
+                walls[path].append(wall)
+                outputs[path].add(json.dumps([row["id"] for row in json.loads(out)]))
+        rss = {path: measure_rss(["route", QUERY, *lib, "--json"], path_env)
+               for path, path_env in (("onnx", env), ("torch", torch_env))}
+        results[name] = {
+            "index_s": round(indexed, 2),
+            "route_wall_s": {p: round(statistics.median(w), 3) for p, w in walls.items()},
+            "route_wall_all_s": {p: [round(x, 3) for x in w] for p, w in walls.items()},
+            "peak_rss_mb": rss,
+            "same_ranking": outputs["onnx"] == outputs["torch"] and len(outputs["onnx"]) == 1,
+        }
+        r = results[name]
+        print(f"{name:14} route median wall: onnx {r['route_wall_s']['onnx']:.2f} s, torch "
+              f"{r['route_wall_s']['torch']:.2f} s ({r['route_wall_s']['torch'] / r['route_wall_s']['onnx']:.1f}x); "
+              f"peak RSS onnx {rss['onnx']} MB, torch {rss['torch']} MB; same ranking {r['same_ranking']}",
+              flush=True)
+    builds = {}
+    for path, path_env in (("onnx", env), ("torch", torch_env)):
+        folder = work / f"build-{path}"
+        start = time.perf_counter()
+        run(["index", "--catalog", str(work / "catalog.jsonl"), "--index-dir", str(folder)], path_env)
+        builds[path] = round(time.perf_counter() - start, 1)
+    results["cold_build_10000_s"] = builds
+    results["load_average_end"] = os.getloadavg()
+    print(f"cold build of 10,000 skills: onnx {builds['onnx']} s, torch {builds['torch']} s")
+    print(f"wrote {save('cold_start', results)}")
+
+
+if __name__ == "__main__":
+    main()
