@@ -183,7 +183,7 @@ def _default_roots(harness: str, cwd: str) -> list[str]:
 
 def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:
     """Route with the library's own router in this process (slow: loads the embedding model)."""
-    from router.cli.common import config_from, make_router
+    from router.cli.common import make_router
     from router.profiles import profile_names
 
     options = argparse.Namespace(**vars(args))
@@ -193,16 +193,9 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
             raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
     if not options.profile:
         options.profile = harness if harness in profile_names() else "agentskills"
-    # The model's ONNX export, if one was made (by a server), embeds in a fresh process in well under a second;
-    # torch takes longer to import than a hook's budget.
-    from indexes import OnnxUnavailable, find_onnx_encoder
-
-    try:
-        onnx = find_onnx_encoder(options.model or config_from(options).model)
-    except OnnxUnavailable:
-        onnx = None
-    router = make_router(options, encoder=onnx)
-    return routing_context(harness, router.route(prompt))
+    # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
+    # which fits the budget; torch takes longer to import than that.
+    return routing_context(harness, make_router(options).route(prompt))
 
 
 def _read_token(path: str | None) -> str | None:

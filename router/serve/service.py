@@ -264,7 +264,9 @@ class Service:
             import torch
 
             torch.set_num_threads(self.torch_threads)
-        return first.encoder
+        from indexes import Encoder
+
+        return Encoder(first.config.model)
 
     def reload(self) -> ReloadResult:
         """Rebuild from the skill folders and swap; on failure the current router stays and the error is kept.
