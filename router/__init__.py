@@ -22,27 +22,25 @@ first needed.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _version
 from typing import TYPE_CHECKING, Any
 
 from router.errors import SkillRouterError
-from router.registry import SkillRegistry
 from router.skill import Skill
-
-try:
-    __version__ = _version("skill-router")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
 
 __all__ = ["Match", "Router", "RouterConfig", "Routing", "Skill", "SkillRegistry", "SkillRouterError", "__version__"]
 
 if TYPE_CHECKING:
     from router.config import RouterConfig
     from router.ranking import Match, Routing
+    from router.registry import SkillRegistry
     from router.routing import Router
 
+    __version__: str
+
+# Loaded on first use: the registry pulls in every profile (YAML) and the package metadata costs tens of ms, which
+# a prompt hook answered by a running server must not pay on every prompt.
 _LAZY = {"Router": "router.routing", "Match": "router.ranking", "Routing": "router.ranking",
-         "RouterConfig": "router.config"}
+         "RouterConfig": "router.config", "SkillRegistry": "router.registry"}
 
 
 def __getattr__(name: str) -> Any:
@@ -50,4 +48,13 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("skill-router")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            value = "0.0.0"
+        globals()["__version__"] = value
+        return value
     raise AttributeError(f"module 'router' has no attribute {name!r}")

@@ -19,7 +19,7 @@ from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from router.cli import evaluate, library
+    from router.cli import evaluate, library, serve
     from router.cli.common import OneLineParser
 
     parser = OneLineParser(
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     library.register(commands)
     evaluate.register(commands)
+    serve.register(commands)
     parser.set_defaults(commands=commands.choices)
     return parser
 
@@ -54,6 +55,11 @@ def version_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["hook"]:  # a hook runs on every prompt: skip building the whole command line
+        from router.serve.hooks import main as hook
+
+        return hook(argv[1:])
     from router.cli.common import error_line
 
     parser = build_parser()

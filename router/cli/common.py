@@ -129,8 +129,9 @@ def roots(args: Any) -> list[str] | None:
     return [DEFAULT_ROOT] if get_profile(args.profile).default_roots else None
 
 
-def make_router(args: Any, **overrides: Any):
-    """The router the options describe (nothing is indexed until a route needs it)."""
+def make_router(args: Any, encoder: Any = None, **overrides: Any):
+    """The router the options describe (nothing is indexed until a route needs it). ``encoder`` shares an
+    already loaded embedding model (a server rebuilding its router)."""
     from router.routing import Router
 
     config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
@@ -142,9 +143,9 @@ def make_router(args: Any, **overrides: Any):
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
         return Router.from_catalog(args.catalog, args.profile, config, index_folder=args.index_dir, pinned=pinned,
-                                   excluded=excluded)
+                                   excluded=excluded, encoder=encoder)
     return Router.from_skills(roots(args), args.profile, config, index_folder=args.index_dir, pinned=pinned,
-                              excluded=excluded)
+                              excluded=excluded, encoder=encoder)
 
 
 def json_text(value: Any, *, indent: int | None = 2) -> str:

@@ -53,8 +53,10 @@ def register(commands: Any) -> None:
     p = commands.add_parser("eval", help="score retrievers on labelled requests")
     add_library_options(p)
     add_router_options(p)
-    p.add_argument("--queries", action="append", required=True, metavar="FILE",
+    p.add_argument("--queries", action="append", metavar="FILE",
                    help='labelled requests, JSONL or YAML rows {"id","query","gold":[...]} (repeatable)')
+    p.add_argument("--from-log", metavar="LOG", help="in place of --queries: how often the skill an agent loaded "
+                                                     "was among those 'skill-router serve' had shown (decision log)")
     p.add_argument("--examples", metavar="FILE", help="labelled requests whose queries become examples of their "
                                                       "skills (e.g. a dev split); adds default-no-examples")
     p.add_argument("--retrievers", default="bm25,dense,rrf,default",
@@ -156,6 +158,10 @@ def cmd_eval(args: Any) -> int:
     from router.evaluation import check_gates, evaluate
     from router.evaluation.report import print_table, to_html, to_markdown
 
+    if args.from_log:
+        return _eval_log(args)
+    if not args.queries:
+        raise ConfigError("give --queries FILE (labelled requests) or --from-log LOG (a decision log)")
     names = [n.strip() for n in args.retrievers.split(",") if n.strip()]
     unknown = [n for n in names if n not in RETRIEVERS]
     if unknown or not names:
@@ -232,6 +238,18 @@ def _check_eval_options(args: Any, names: Sequence[str]) -> None:
         if not 0.0 <= bar <= 1.0:
             raise ConfigError(f"--fail-under gate {gate!r}: metrics are fractions in [0, 1], got {raw.strip()} "
                               "(write 0.8, not 80)")
+
+
+def _eval_log(args: Any) -> int:
+    from router.serve.log import evaluate_log, format_log_report
+
+    if args.queries:
+        raise ConfigError("give --queries or --from-log, not both")
+    report = evaluate_log(args.from_log)
+    if args.json != "-":  # with the JSON on stdout, stdout stays parseable
+        sys.stdout.write(format_log_report(report))
+    _write(args.json, lambda: _json_text(report))
+    return 0
 
 
 def _stderr_console() -> Any:

@@ -68,7 +68,9 @@ def register(commands: Any) -> None:
     p = commands.add_parser("learn", help="add labelled requests as examples of their skills")
     add_library_options(p)
     add_router_options(p)
-    p.add_argument("--queries", required=True, metavar="FILE", help='JSONL of {"id","query","gold":[...]} rows')
+    p.add_argument("--queries", metavar="FILE", help='JSONL of {"id","query","gold":[...]} rows')
+    p.add_argument("--from-log", metavar="LOG", help="a decision log of 'skill-router serve --log-requests text': "
+                                                     "each request becomes an example of the skill loaded after it")
     p.set_defaults(run=cmd_learn)
 
 
@@ -266,11 +268,32 @@ def _read_rows(path: str) -> list[dict[str, Any]]:
 
 
 def cmd_learn(args: Any) -> int:
-    from router.evaluation.labels import load_requests
     from router.learned import append_learned
 
+    if bool(args.queries) == bool(args.from_log):
+        raise ConfigError("give --queries FILE (labelled requests) or --from-log LOG (a decision log), one of them")
     router = make_router(args)
-    requests = load_requests(args.queries, known_ids={s.id for s in router.skills} | set(router.registry.names))
+    if args.from_log:
+        from router.serve.log import examples_from_log
+
+        by_id, counts = examples_from_log(args.from_log, {s.id for s in router.skills})
+        print(f"{counts['loads']} loads in the log: {counts['used']} used ({counts['shown']} shown, "
+              f"{counts['not_shown']} loaded although not shown), {counts['no_text']} without request text, "
+              f"{counts['unlinked']} not linked to a routing, {counts['unknown_skill']} of skills not in the library",
+              file=sys.stderr)
+    else:
+        by_id = _labelled_examples(router, args.queries)
+    added = append_learned(router.index_folder, by_id)
+    router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
+    report_notes(router.notes)
+    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
+    return 0
+
+
+def _labelled_examples(router: Any, path: str) -> dict[str, list[str]]:
+    from router.evaluation.labels import load_requests
+
+    requests = load_requests(path, known_ids={s.id for s in router.skills} | set(router.registry.names))
     examples: dict[str, list[str]] = {}
     for request in requests:
         for gold in request.gold or ():
@@ -279,8 +302,4 @@ def cmd_learn(args: Any) -> int:
     by_id: dict[str, list[str]] = {}
     for key, queries in examples.items():
         by_id.setdefault(ids[key], []).extend(queries)
-    added = append_learned(router.index_folder, by_id)
-    router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
-    report_notes(router.notes)
-    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
-    return 0
+    return by_id

@@ -1,0 +1,165 @@
+"""Commands that put the router in front of agents: serve (HTTP + MCP), mcp (stdio), hook."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+import threading
+from typing import Any
+
+from router.cli.common import add_library_options, add_router_options, make_router, report_notes, roots
+from router.errors import ConfigError
+
+DEFAULT_PORT = 8765
+LOG_FILE = "decisions.jsonl"
+
+
+def register(commands: Any) -> None:
+    from router.serve import hooks
+
+    p = commands.add_parser("serve", help="serve the router over HTTP and MCP (one warm process)")
+    add_library_options(p)
+    add_router_options(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; any other "
+                                                       "address needs --token-file)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--token-file", metavar="FILE", help="require 'Authorization: Bearer <token>' with the token "
+                                                        "in FILE on every request")
+    p.add_argument("--max-body", type=int, default=None, metavar="BYTES", help="largest request body (default 1 MiB)")
+    p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP endpoint at /mcp")
+    p.add_argument("--exit-after", type=float, metavar="SECONDS", help="stop after this many seconds (tests, "
+                                                                       "benchmarks)")
+    _service_arguments(p)
+    p.set_defaults(run=cmd_serve)
+
+    p = commands.add_parser("mcp", help="serve the router as an MCP server on stdio")
+    add_library_options(p)
+    add_router_options(p)
+    _service_arguments(p)
+    p.set_defaults(run=cmd_mcp)
+
+    p = commands.add_parser("hook", help="answer a Claude Code or Codex UserPromptSubmit hook (JSON on stdin)",
+                            description="Reads the hook JSON on stdin and prints the skills that fit as "
+                                        "additionalContext. Always exits 0: on any failure it prints nothing and "
+                                        "one line on stderr.")
+    hooks.add_arguments(p)
+    p.set_defaults(run=lambda args: hooks.answer(args, sys.stdin, sys.stdout, sys.stderr))
+
+
+def _service_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--log", metavar="FILE", help=f"decision log (default: {LOG_FILE} in the index folder)")
+    p.add_argument("--no-log", action="store_true", help="write no decision log")
+    p.add_argument("--log-requests", choices=("text", "hash", "off"), default="hash",
+                   help="what the log keeps of each request: its text (needed by learn --from-log), its SHA-256 "
+                        "(default), or nothing")
+    p.add_argument("--log-max-bytes", type=int, default=10_000_000, metavar="BYTES",
+                   help="rotate the log past this size (default 10 MB; 5 old files kept)")
+    p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
+    p.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
+                   help="start watched reloads at most this often (default 2; edits made meanwhile are gathered)")
+    p.add_argument("--encoder", choices=("auto", "onnx", "torch"), default="auto",
+                   help="how requests are embedded: onnxruntime on the model's ONNX export (exported once and "
+                        "cached; the same vectors), or torch; auto: onnx where it works (default)")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="torch threads for embedding requests (default 1: batches are encoded one at a time, and "
+                        "one thread keeps latency steady on a shared machine; 0 leaves torch's default)")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            token = handle.read().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
+    if not token:
+        raise ConfigError(f"--token-file '{path}' is empty: put a long random token in it")
+    return token
+
+
+def build_service(args: Any) -> tuple[Any, list[str]]:
+    """The service the options describe (not loaded yet) and the folders to watch."""
+    from router.serve.log import DecisionLog
+    from router.serve.metrics import Metrics
+    from router.serve.service import Service
+
+    first = make_router(args)  # discovery only: a wrong --skills or --catalog fails here, before listening
+    report_notes(first.notes)
+    decision_log = None
+    if not args.no_log:
+        path = args.log or os.path.join(first.index_folder or ".", LOG_FILE)
+        decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
+    service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
+                      decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
+                      reload_interval=args.reload_interval, encoder=args.encoder)
+    # with no --skills, codex and claude-code look where their harness looks: those folders are not watched
+    watch = [] if args.no_watch or args.catalog else list(roots(args) or [])
+    return service, watch
+
+
+def _missing(exc: ImportError) -> ConfigError:
+    return ConfigError(f"{exc.name or 'a server package'} is not installed: pip install 'skill-router[serve]'")
+
+
+def cmd_serve(args: Any) -> int:
+    try:
+        import uvicorn
+
+        from router.serve.app import create_app
+    except ImportError as exc:
+        raise _missing(exc) from None
+    loopback = is_loopback(args.host)
+    if not loopback and not args.token_file:
+        raise ConfigError(f"refusing to listen on {args.host} without --token-file: any host that can reach it "
+                          "could use it; give --token-file FILE, or keep the default --host 127.0.0.1")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be 0..65535, got {args.port}")
+    token = read_token(args.token_file) if args.token_file else None
+    service, watch = build_service(args)
+    from router.serve.schemas import MAX_BODY_BYTES
+
+    app = create_app(service, token=token, loopback=loopback, max_body=args.max_body or MAX_BODY_BYTES,
+                     mcp=not args.no_mcp, watch=watch)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                           access_log=False, timeout_graceful_shutdown=3))
+    if args.exit_after:
+        timer = threading.Timer(args.exit_after, lambda: setattr(server, "should_exit", True))
+        timer.daemon = True
+        timer.start()
+    print(f"skill-router serve: listening on http://{args.host}:{args.port} (loading the library; GET /readyz)",
+          file=sys.stderr, flush=True)
+    try:
+        server.run()
+    finally:
+        service.close()
+    return 0
+
+
+def cmd_mcp(args: Any) -> int:
+    try:
+        from router.serve.mcp import build_mcp
+    except ImportError as exc:
+        raise _missing(exc) from None
+    service, watch = build_service(args)
+    result = service.load()
+    for error in result.errors:
+        print(f"note: skill not loaded: {error}", file=sys.stderr)
+    stop = threading.Event()
+    if watch:
+        service.watch(watch, stop)
+    try:
+        build_mcp(service).run()  # stdio: stdout carries the protocol, everything else goes to stderr
+    finally:
+        stop.set()
+        service.close()
+    return 0

@@ -1,0 +1,296 @@
+"""The decision log: one JSONL record per routed request and one per skill loaded, and what it teaches.
+
+Records (one JSON object a line, UTF-8)::
+
+    {"type": "route", "time": ISO-8601, "id": request id, "source": "route" | "hook:claude-code" | "mcp" | ...,
+     "session": str | null, "request": text (--log-requests text) | "sha256": hex (hash) | neither (off),
+     "k": int | null, "shown": [{"id", "name", "score", "rank"}], "abstained": bool, "confidence": float}
+    {"type": "load", "time": ..., "id": ..., "source": "tool" | "mcp", "session": ..., "skill": skill id,
+     "after": id of the routing it follows | null, "shown": bool | null, "rank": int | null}
+
+A load is linked to the routing named by the caller (``route_id``), else to the last routing of the same session,
+else to the last routing of any session within :data:`LINK_WINDOW_S`. Each record is appended and flushed on its
+own, so a crash loses nothing already answered; the file rotates by size (``LOG.1`` is the newest old file).
+
+``skill-router learn --from-log`` turns each linked load whose routing logged its text into an example request
+of the loaded skill (shown or not: a skill loaded although the router did not show it is the most useful
+example); ``skill-router eval --from-log`` reports how often the loaded skill was among those shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Iterator, Mapping, Sequence
+
+from router.errors import CatalogError, ConfigError
+
+LINK_WINDOW_S = 15 * 60
+_REMEMBERED = 4096
+
+
+class RequestLogging(str, Enum):
+    """What a routing record keeps of the request."""
+
+    TEXT = "text"
+    HASH = "hash"
+    OFF = "off"
+
+    @classmethod
+    def parse(cls, value: "str | RequestLogging") -> "RequestLogging":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ConfigError(f"--log-requests must be one of text, hash, off; got '{value}'") from None
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+def request_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Routed:
+    time: float
+    shown: tuple[str, ...]
+    session: str | None
+
+
+class DecisionLog:
+    """Append-only JSONL decision log with size rotation; thread-safe.
+
+    ``path=None`` keeps the in-memory links (so loads still report whether they were shown) but writes nothing.
+    """
+
+    def __init__(self, path: str | None, *, requests: str | RequestLogging = RequestLogging.HASH,
+                 max_bytes: int = 10_000_000, backups: int = 5) -> None:
+        self.path = path
+        self.requests = RequestLogging.parse(requests)
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._lock = threading.Lock()
+        self._handle = None
+        self._recent: OrderedDict[str, _Routed] = OrderedDict()
+        self._by_session: dict[str, str] = {}
+        self._last: deque[str] = deque(maxlen=1)
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            try:
+                os.makedirs(folder, exist_ok=True)
+                self._handle = open(path, "a", encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"cannot open the decision log '{path}': {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+    # -- records ------------------------------------------------------------------------------------------------
+    def routed(self, request_id: str, source: str, text: str, routing: Any, *, k: int | None = None,
+               session: str | None = None) -> None:
+        """Record one routing (``routing`` is a :class:`router.routing.Routing`)."""
+        shown_ids = {s.id for s in routing.shown}
+        by_id = {m.id: m for m in routing.matches}
+        shown = []
+        for skill in routing.shown:
+            match = by_id.get(skill.id)
+            shown.append({"id": skill.id, "name": skill.name,
+                          "score": round(match.score, 6) if match else None,
+                          "rank": match.rank if match else None})
+        record: dict[str, Any] = {"type": "route", "time": _now(), "id": request_id, "source": source,
+                                  "session": session}
+        if self.requests is RequestLogging.TEXT:
+            record["request"] = text
+        elif self.requests is RequestLogging.HASH:
+            record["sha256"] = request_hash(text)
+        record.update({"k": k, "shown": shown, "abstained": bool(routing.abstained),
+                       "confidence": round(float(routing.confidence), 6), "routed": bool(routing.routed)})
+        ordered = tuple(s["id"] for s in shown if s["id"] in shown_ids)
+        with self._lock:
+            self._recent[request_id] = _Routed(time.monotonic(), ordered, session)
+            while len(self._recent) > _REMEMBERED:
+                self._recent.popitem(last=False)
+            if session:
+                self._by_session[session] = request_id
+                if len(self._by_session) > _REMEMBERED:
+                    self._by_session.pop(next(iter(self._by_session)))
+            self._last.append(request_id)
+            self._write(record)
+
+    def loaded(self, skill_id: str, source: str, *, route_id: str | None = None,
+               session: str | None = None) -> dict[str, Any]:
+        """Record that ``skill_id`` was loaded; returns the record (with the routing it was linked to)."""
+        with self._lock:
+            after = self._link(route_id, session)
+            routed = self._recent.get(after) if after else None
+            shown = None if routed is None else skill_id in routed.shown
+            rank = routed.shown.index(skill_id) + 1 if routed is not None and shown else None
+            record = {"type": "load", "time": _now(), "id": new_request_id(), "source": source, "session": session,
+                      "skill": skill_id, "after": after, "shown": shown, "rank": rank}
+            self._write(record)
+        return record
+
+    def _link(self, route_id: str | None, session: str | None) -> str | None:
+        if route_id:
+            return route_id if route_id in self._recent else None
+        candidate = self._by_session.get(session) if session else None
+        if candidate is None and self._last:
+            candidate = self._last[-1]
+        routed = self._recent.get(candidate) if candidate else None
+        if routed is None or time.monotonic() - routed.time > LINK_WINDOW_S:
+            return None
+        return candidate
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._handle is None:
+            return
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            if self._handle.tell() + len(line) > self.max_bytes and self._handle.tell() > 0:
+                self._rotate()
+            self._handle.write(line)
+            self._handle.flush()  # one record at a time: a crash loses nothing already answered
+        except OSError:
+            pass  # a full disk must not fail the request that is being answered
+
+    def _rotate(self) -> None:
+        assert self.path is not None and self._handle is not None
+        self._handle.close()
+        for n in range(self.backups - 1, 0, -1):
+            older = f"{self.path}.{n}"
+            if os.path.exists(older):
+                os.replace(older, f"{self.path}.{n + 1}")
+        os.replace(self.path, f"{self.path}.1")
+        self._handle = open(self.path, "a", encoding="utf-8")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+# -- reading ----------------------------------------------------------------------------------------------------
+def log_files(path: str) -> list[str]:
+    """``path`` and its rotated files, oldest first."""
+    rotated = []
+    n = 1
+    while os.path.exists(f"{path}.{n}"):
+        rotated.append(f"{path}.{n}")
+        n += 1
+    files = list(reversed(rotated))
+    if os.path.exists(path):
+        files.append(path)
+    if not files:
+        raise CatalogError(f"decision log '{path}' does not exist: start 'skill-router serve --log {path}' first")
+    return files
+
+
+def read_log(path: str) -> tuple[list[dict[str, Any]], int]:
+    """(records, unreadable lines) from ``path`` and its rotated files; a torn last line is skipped."""
+    records, bad = [], 0
+    for name in log_files(path):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if not line.strip():
+                        continue
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        bad += 1
+                        continue
+                    if isinstance(record, dict) and record.get("type") in ("route", "load"):
+                        records.append(record)
+                    else:
+                        bad += 1
+        except OSError as exc:
+            raise CatalogError(f"cannot read decision log '{name}': {exc.strerror or exc}") from None
+    return records, bad
+
+
+def _pairs(records: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any] | None, Mapping[str, Any]]]:
+    routes = {r.get("id"): r for r in records if r.get("type") == "route"}
+    for record in records:
+        if record.get("type") == "load":
+            yield routes.get(record.get("after")), record
+
+
+def examples_from_log(path: str, known: set[str]) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Example requests by skill id: the text of each routing a load followed. Skills not in ``known`` and
+    routings logged without their text are counted, not used."""
+    records, bad = read_log(path)
+    examples: dict[str, list[str]] = {}
+    counts = {"loads": 0, "used": 0, "shown": 0, "not_shown": 0, "unlinked": 0, "no_text": 0,
+              "unknown_skill": 0, "unreadable_lines": bad}
+    for route, load in _pairs(records):
+        counts["loads"] += 1
+        if route is None:
+            counts["unlinked"] += 1
+            continue
+        text = route.get("request")
+        if not isinstance(text, str) or not text.strip():
+            counts["no_text"] += 1
+            continue
+        skill = load.get("skill")
+        if skill not in known:
+            counts["unknown_skill"] += 1
+            continue
+        counts["shown" if load.get("shown") else "not_shown"] += 1
+        counts["used"] += 1
+        examples.setdefault(skill, []).append(text)
+    return examples, counts
+
+
+def evaluate_log(path: str) -> dict[str, Any]:
+    """How often the skill an agent loaded was among the skills the router had shown just before."""
+    records, bad = read_log(path)
+    routes = sum(1 for r in records if r.get("type") == "route")
+    linked = shown = 0
+    loads = unlinked = 0
+    ranks: dict[str, int] = {}
+    missed: dict[str, int] = {}
+    for route, load in _pairs(records):
+        loads += 1
+        if route is None:
+            unlinked += 1
+            continue
+        linked += 1
+        if load.get("shown"):
+            shown += 1
+            ranks[str(load.get("rank"))] = ranks.get(str(load.get("rank")), 0) + 1
+        else:
+            missed[str(load.get("skill"))] = missed.get(str(load.get("skill")), 0) + 1
+    return {"schema": "skill-router.log-eval/1", "routings": routes, "loads": loads, "linked_loads": linked,
+            "unlinked_loads": unlinked, "loaded_was_shown": shown,
+            "shown_rate": round(shown / linked, 4) if linked else None,
+            "rank_of_loaded": dict(sorted(ranks.items())),
+            "loaded_not_shown": dict(sorted(missed.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "unreadable_lines": bad}
+
+
+def format_log_report(report: Mapping[str, Any]) -> str:
+    rate = report["shown_rate"]
+    lines = [f"{report['routings']} routings, {report['loads']} loads ({report['linked_loads']} linked to a routing, "
+             f"{report['unlinked_loads']} not)",
+             f"loaded skill was among those shown: {report['loaded_was_shown']} of {report['linked_loads']}"
+             + (f" ({rate:.1%})" if rate is not None else "")]
+    if report["rank_of_loaded"]:
+        lines.append("rank of the loaded skill: " + ", ".join(f"{k}: {v}" for k, v in report["rank_of_loaded"].items()))
+    if report["loaded_not_shown"]:
+        lines.append("loaded although not shown: " + ", ".join(
+            f"{k} ({v})" for k, v in list(report["loaded_not_shown"].items())[:10]))
+    if report["unreadable_lines"]:
+        lines.append(f"{report['unreadable_lines']} unreadable lines skipped")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,195 @@
+"""The MCP server: skill search and loading for MCP clients that have no skill support of their own.
+
+Built with the official ``mcp`` SDK 2.x (``mcp.server.MCPServer``; the 1.x ``FastMCP`` import is gone). Served at
+``/mcp`` by ``skill-router serve`` (streamable HTTP, same process and router as the HTTP API) and on stdio by
+``skill-router mcp``.
+
+Tools (all read-only):
+    ``search_skills(query, k)``   the skills that fit, best first: name, description, score, base directory and
+                                  ``skill://`` URI
+    ``load_skill(name)``          exactly what the profile's skill tool returns, plus the base directory against
+                                  which the skill's relative paths resolve
+    ``read_skill_file(name, path)``  a file inside that skill's folder (strict confinement: no ``..``, no symlink
+                                  out of the folder)
+Resource: ``skill://{name}/SKILL.md``.
+"""
+
+# No "from __future__ import annotations": the SDK reads the tools' annotations, which name local imports.
+
+import os
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from router.errors import PathEscapeError, SkillRouterError, SkillToolError
+from router.serve.log import new_request_id
+from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from router.serve.service import Busy, NotReady, Service
+
+MAX_FILE_BYTES = 1 << 20
+INSTRUCTIONS = (
+    "Skills are folders of instructions for specific tasks. At the start of a task call search_skills with the "
+    "user's request; if a result fits, call load_skill with its name and follow the instructions it returns. "
+    "Relative paths in a skill resolve against its base_directory: read them with read_skill_file(name, path). "
+    "Load only the skills you use."
+)
+
+
+class SkillHit(BaseModel):
+    name: str
+    description: str
+    score: float | None = Field(description="fused routing score; null when the library is small enough to be "
+                                            "shown whole")
+    base_directory: str | None
+    uri: str
+
+
+class SearchResult(BaseModel):
+    skills: list[SkillHit]
+    total: int
+    abstained: bool = Field(description="true when no skill is a confident match")
+    request_id: str
+
+
+class LoadedSkill(BaseModel):
+    name: str
+    base_directory: str | None = Field(description="relative paths in the skill resolve against this folder")
+    content: str = Field(description="what the harness's skill tool returns for this skill")
+
+
+class SkillFile(BaseModel):
+    name: str
+    path: str
+    size: int
+    content: str
+
+
+def skill_uri(name: str) -> str:
+    return f"skill://{name}/SKILL.md"
+
+
+def build_mcp(service: Service) -> Any:
+    """An MCPServer whose tools answer from ``service``'s current router."""
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.types import ToolAnnotations
+
+    from router import __version__
+
+    server = MCPServer("skill-router", instructions=INSTRUCTIONS, version=__version__)
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+
+    def session_of(ctx: Context | None) -> str | None:
+        try:
+            return f"mcp-{id(ctx.session)}" if ctx is not None else None
+        except Exception:  # outside a request (direct calls in tests)
+            return None
+
+    def current() -> Any:
+        try:
+            return service.router
+        except NotReady as exc:
+            raise ToolError(str(exc)) from None
+
+    def find(router: Any, name: str) -> Any:
+        skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
+        if skill is None:
+            try:
+                router.registry.get(name)
+            except SkillRouterError as exc:
+                raise ToolError(str(exc)) from None
+        return skill
+
+    @server.tool(name="search_skills", title="Search skills", annotations=read_only)
+    async def search_skills(query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
+                                                        description="the user's request")],
+                            k: Annotated[int, Field(ge=1, le=MAX_K, description="how many skills")] = 5,
+                            ctx: Context | None = None) -> SearchResult:
+        """Find the skills that fit a request, best first."""
+        if not query.strip():
+            raise ToolError("query is empty: give the user's request")
+        try:
+            router, routing, _ = await service.route(query, k)
+        except (SkillRouterError, NotReady, Busy) as exc:
+            raise ToolError(str(exc)) from None
+        request_id = new_request_id()
+        if service.decision_log is not None:
+            service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session_of(ctx))
+        by_id = {s.id: s for s in routing.shown}
+        pairs: list[tuple[Any, float | None]]
+        if routing.routed:
+            pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
+        else:
+            pairs = [(s, None) for s in routing.shown]
+        hits = [SkillHit(name=s.name, description=s.description, score=None if score is None else round(score, 6),
+                         base_directory=s.directory or None, uri=skill_uri(s.name)) for s, score in pairs]
+        return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained), request_id=request_id)
+
+    @server.tool(name="load_skill", title="Load a skill", annotations=read_only)
+    def load_skill(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
+                                              description="the skill's name, as search_skills returned it")],
+                   ctx: Context | None = None) -> LoadedSkill:
+        """Load a skill's instructions (what the harness's skill tool returns)."""
+        router = current()
+        skill = find(router, name)
+        spec = router.tool()
+        key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
+        try:
+            content = router.call_tool({key: skill.name}, spec.name if spec is not None else None)
+        except SkillToolError as exc:
+            raise ToolError(str(exc)) from None
+        if service.decision_log is not None:
+            service.decision_log.loaded(skill.id, "mcp", session=session_of(ctx))
+        return LoadedSkill(name=skill.name, base_directory=skill.directory or None, content=content)
+
+    @server.tool(name="read_skill_file", title="Read a file of a skill", annotations=read_only)
+    def read_skill_file(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
+                        path: Annotated[str, Field(min_length=1, max_length=1024,
+                                                   description="relative to the skill's base directory")]
+                        ) -> SkillFile:
+        """Read a file inside a skill's folder (a script, reference or template it names)."""
+        skill = find(current(), name)
+        return SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError))
+
+    @server.resource("skill://{name}/SKILL.md", mime_type="text/markdown", title="SKILL.md")
+    def skill_file(name: str) -> str:
+        """A skill's SKILL.md."""
+        try:
+            router = service.router
+        except NotReady as exc:
+            raise ResourceError(str(exc)) from None
+        skill = router.registry.find(name)
+        if skill is None or not skill.path:
+            raise ResourceError(f"no skill named '{name}' with a SKILL.md")
+        return _read_confined(skill, os.path.basename(skill.path), ResourceError)["content"]
+
+    return server
+
+
+def _read_confined(skill: Any, path: str, error: type[Exception]) -> dict[str, Any]:
+    """The text of ``path`` inside ``skill``'s folder; ``error`` carries a message naming no server path."""
+    from router.paths import resolve_skill_path
+
+    if "\x00" in path:
+        raise error("path holds a NUL character")
+    try:
+        resolved = resolve_skill_path(skill, path, strict=True)
+    except PathEscapeError:
+        raise error(f"path '{path}' leaves the folder of skill '{skill.name}': only files inside it can be read") \
+            from None
+    try:
+        with open(resolved, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except IsADirectoryError:
+        raise error(f"'{path}' is a folder in skill '{skill.name}', not a file") from None
+    except FileNotFoundError:
+        raise error(f"skill '{skill.name}' has no file '{path}'") from None
+    except OSError as exc:
+        raise error(f"cannot read '{path}' of skill '{skill.name}': {exc.strerror or type(exc).__name__}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise error(f"'{path}' of skill '{skill.name}' is larger than {MAX_FILE_BYTES} bytes")
+    if b"\x00" in data:
+        raise error(f"'{path}' of skill '{skill.name}' is a binary file")
+    return {"size": len(data), "content": data.decode("utf-8", errors="replace")}

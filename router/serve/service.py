@@ -1,0 +1,376 @@
+"""The warm router behind every surface of ``skill-router serve`` and ``skill-router mcp``.
+
+One :class:`Service` holds the current :class:`~router.routing.Router` (model and index loaded once) and replaces
+it atomically on reload: each request takes the router once and uses only that one, so it sees the old library or
+the new one, never a mix. Reloads build the new router in the background (only changed texts are embedded, the
+embedding model is shared) while the old one keeps answering.
+
+Routing goes through one worker thread (:class:`Batcher`): requests that arrive while it is busy are taken
+together and routed with ``Router.route_many``, which embeds their texts in one model call. CPU work never runs
+on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from router.errors import ConfigError
+
+log = logging.getLogger("router.serve")
+
+Factory = Callable[[Any], Any]  # encoder (or None) -> an unbuilt Router
+
+
+class SharedEncoder:
+    """The embedding model shared by successive routers, one call at a time: the batcher and a reload building
+    the next router both encode, and the fast tokenizer is not re-entrant."""
+
+    def __init__(self, encoder: Any) -> None:
+        self._encoder = encoder
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._encoder, name)
+
+    def encode(self, texts: Sequence[str], **options: Any) -> Any:
+        with self._lock:
+            return self._encoder.encode(texts, **options)
+
+
+def route_many(router: Any, queries: Sequence[Any], k: int | None = None) -> list[Any]:
+    """Route several requests together: ``Router.route_many`` (one embedding call for all) where the router has it,
+    else ``route`` per request."""
+    batch = getattr(router, "route_many", None)
+    if callable(batch) and len(queries) > 1:
+        return list(batch(list(queries), k))
+    return [router.route(q, k) for q in queries]
+
+
+def with_choices(router: Any, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Any:
+    """A view of ``router`` that also pins and excludes these skills (names or ids) for one request."""
+    if not pin and not exclude:
+        return router
+    ids = {s.id for s in router.skills}
+
+    def resolve(names: Sequence[str], what: str) -> frozenset[str]:
+        out = set()
+        for name in names:
+            skill = router.registry.find(name)
+            if skill is None and name not in ids:
+                raise ConfigError(f"{what} skill '{name}' is not in the library; GET /v1/skills lists them")
+            out.add(skill.id if skill is not None else name)
+        return frozenset(out)
+
+    view = copy.copy(router)  # shares the built indexes; only the two sets differ
+    view.pinned = frozenset(router.pinned) | resolve(pin, "pinned")
+    view.excluded = frozenset(router.excluded) | resolve(exclude, "excluded")
+    return view
+
+
+# -- micro-batching -------------------------------------------------------------------------------------------------
+@dataclass
+class _Job:
+    router: Any
+    query: Any
+    k: int | None
+    pin: tuple[str, ...]
+    exclude: tuple[str, ...]
+    future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+    queued: float = field(default_factory=time.perf_counter)
+    started: float = 0.0
+    finished: float = 0.0
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (id(self.router), self.k, self.pin, self.exclude)
+
+
+class Busy(Exception):
+    """Too many requests are waiting to be routed."""
+
+
+class Batcher:
+    """One worker thread that routes queued requests, all those waiting at once in one batch."""
+
+    def __init__(self, *, max_batch: int = 64, max_pending: int = 2048,
+                 on_batch: Callable[[int], None] | None = None) -> None:
+        self.max_batch = max_batch
+        self.max_pending = max_pending
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
+        self._on_batch = on_batch
+        self._thread = threading.Thread(target=self._run, name="skill-router-batcher", daemon=True)
+        self._thread.start()
+
+    def submit(self, router: Any, query: Any, k: int | None, pin: Sequence[str] = (),
+               exclude: Sequence[str] = ()) -> _Job:
+        if self._queue.qsize() >= self.max_pending:
+            raise Busy(f"{self.max_pending} requests are already waiting: retry shortly")
+        job = _Job(router, query, k, tuple(pin), tuple(exclude))
+        self._queue.put(job)
+        return job
+
+    async def route(self, router: Any, query: Any, k: int | None, pin: Sequence[str] = (),
+                    exclude: Sequence[str] = ()) -> tuple[Any, _Job]:
+        job = self.submit(router, query, k, pin, exclude)
+        return await asyncio.wrap_future(job.future), job
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            batch = [job]
+            stop = False
+            while len(batch) < self.max_batch:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            live = [j for j in batch if j.future.set_running_or_notify_cancel()]
+            if self._on_batch and live:
+                self._on_batch(len(live))
+            groups: dict[tuple[Any, ...], list[_Job]] = {}
+            for j in live:
+                groups.setdefault(j.key, []).append(j)
+            for jobs in groups.values():
+                self._route(jobs)
+            if stop:
+                return
+
+    @staticmethod
+    def _route(jobs: list[_Job]) -> None:
+        started = time.perf_counter()
+        for job in jobs:
+            job.started = started
+        try:
+            view = with_choices(jobs[0].router, jobs[0].pin, jobs[0].exclude)
+            results = route_many(view, [j.query for j in jobs], jobs[0].k)
+        except Exception as exc:
+            if len(jobs) == 1:
+                jobs[0].finished = time.perf_counter()
+                jobs[0].future.set_exception(exc)
+                return
+            for job in jobs:  # one bad request must not fail the others routed with it
+                Batcher._route([job])
+            return
+        finished = time.perf_counter()
+        for job, result in zip(jobs, results):
+            job.finished = finished
+            job.future.set_result(result)
+
+
+# -- the service ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReloadResult:
+    ok: bool
+    skills: int
+    embedded: int
+    seconds: float
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "skills": self.skills, "embedded": self.embedded, "seconds": round(self.seconds, 3),
+                "errors": list(self.errors), "warnings": list(self.warnings), "message": self.message}
+
+
+class Service:
+    """The current router, its reloads, the batcher, and the decision log, shared by HTTP and MCP."""
+
+    def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
+                 max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 2.0,
+                 encoder: str = "auto") -> None:
+        self._factory = factory
+        self.encoder_kind = encoder
+        self.notes: list[str] = []
+        self.torch_threads = torch_threads
+        self.reload_interval = reload_interval
+        self.decision_log = decision_log
+        self.metrics = metrics
+        self._router: Any = None
+        self._encoder: SharedEncoder | None = None
+        self._reload_state = threading.Condition()
+        self._reloading = False
+        self._requested = 0  # reload requests so far
+        self._covered = 0  # requests that a finished reload started after
+        self.reloads = 0
+        self.last_reload: ReloadResult | None = None
+        self.load_error: str | None = None
+        self._loaded = threading.Event()
+        self.batcher = Batcher(max_batch=max_batch,
+                               on_batch=metrics.batch_size.observe if metrics is not None else None)
+
+    # The router is read once per request and never mutated after the swap, so a plain attribute is atomic.
+    @property
+    def router(self) -> Any:
+        if self._router is None:
+            raise NotReady("the library is still loading")
+        return self._router
+
+    @property
+    def ready(self) -> bool:
+        return self._router is not None
+
+    def load(self) -> ReloadResult:
+        """Build the first router (blocking): discover, then index what the index folder does not hold."""
+        start = time.perf_counter()
+        first = self._factory(None)
+        self._encoder = SharedEncoder(self._choose_encoder(first))
+        router = self._factory(self._encoder)
+        router.build()
+        # A warm index loads without the model; load it now, so that the first request is not the one to wait.
+        self._encoder.encode(["warm up"])
+        for note in router.notes:
+            log.warning("%s", note)
+        result = self._result(router, time.perf_counter() - start)
+        self._swap(router, result)
+        self._loaded.set()
+        release_memory()
+        return result
+
+    def _choose_encoder(self, first: Any) -> Any:
+        """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
+        cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
+        if self.encoder_kind in ("auto", "onnx"):
+            from indexes import OnnxUnavailable, ensure_onnx_encoder
+
+            try:
+                return ensure_onnx_encoder(first.config.model)
+            except OnnxUnavailable as exc:
+                if self.encoder_kind == "onnx":
+                    raise ConfigError(f"--encoder onnx: {exc}") from None
+                self.notes.append(f"embedding requests with torch: {exc}")
+                log.warning("embedding requests with torch: %s", exc)
+        if self.torch_threads:
+            # One thread per model call: the worker encodes one batch at a time, and a multi-threaded torch pool
+            # collapses on a shared machine (its threads spin while other processes hold the cores).
+            import torch
+
+            torch.set_num_threads(self.torch_threads)
+        from indexes import Encoder
+
+        return Encoder(first.config.model)
+
+    def reload(self) -> ReloadResult:
+        """Rebuild from the skill folders and swap; on failure the current router stays and the error is kept.
+
+        Requests coalesce: a caller waits for a running reload, and callers who asked while it ran share the one
+        reload that starts after it (which sees every change made before they asked)."""
+        self._loaded.wait()  # a change seen while the first load runs is reloaded after it
+        with self._reload_state:
+            self._requested += 1
+            ticket = self._requested
+            while self._reloading:
+                self._reload_state.wait()
+            if self._covered >= ticket:
+                assert self.last_reload is not None
+                return self.last_reload
+            self._reloading = True
+            covers = self._requested
+        try:
+            return self._reload()
+        finally:
+            with self._reload_state:
+                self._reloading = False
+                self._covered = covers
+                self._reload_state.notify_all()
+
+    def _reload(self) -> ReloadResult:
+        start = time.perf_counter()
+        before = set(self.last_reload.errors) if self.last_reload else set()
+        try:
+            router = self._factory(self._encoder)
+            router.build()
+        except Exception as exc:  # a broken library must not take the running service down
+            message = str(exc) if not isinstance(exc, OSError) else f"{type(exc).__name__}: {exc.strerror}"
+            result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
+                                  time.perf_counter() - start, message=message)
+            log.error("reload failed, still serving the previous library: %s", message)
+            self.last_reload = result
+            self._count_reload("error")
+        else:
+            result = self._result(router, time.perf_counter() - start)
+            self._swap(router, result)
+            for error in result.errors:
+                if error not in before:
+                    log.warning("skill not loaded: %s", error)
+            self._count_reload("ok")
+        del router
+        release_memory()
+        return result
+
+    def watch(self, folders: Sequence[str], stop: threading.Event) -> None:
+        """Reload in the background whenever a SKILL.md under ``folders`` changes, until ``stop`` is set."""
+        from router.serve.reload import watch_folders
+
+        threading.Thread(target=watch_folders, args=(list(folders), self.reload, stop), daemon=True,
+                         name="skill-router-watch", kwargs={"interval_s": self.reload_interval}).start()
+
+    def _result(self, router: Any, seconds: float) -> ReloadResult:
+        found = router.registry.discovery
+        return ReloadResult(True, len(router.skills), int(getattr(router, "embedded_count", 0)), seconds,
+                            tuple(found.errors) if found else (), tuple(found.warnings) if found else ())
+
+    def _swap(self, router: Any, result: ReloadResult) -> None:
+        # the report first: whoever sees the new library also sees the reload that made it
+        self.last_reload = result
+        self._router = router
+        if self.metrics is not None:
+            self.metrics.skills.set(len(router.skills))
+
+    def _count_reload(self, outcome: str) -> None:
+        self.reloads += 1
+        if self.metrics is not None:
+            self.metrics.reloads.labels(outcome=outcome).inc()
+
+    async def route(self, query: Any, k: int | None = None, pin: Sequence[str] = (),
+                    exclude: Sequence[str] = ()) -> tuple[Any, Any, dict[str, float]]:
+        """(router used, routing, timings in ms) for one request, batched with whatever else is waiting."""
+        router = self.router
+        start = time.perf_counter()
+        routing, job = await self.batcher.route(router, query, k, pin, exclude)
+        end = time.perf_counter()
+        timings = {"queued_ms": round((job.started - job.queued) * 1000, 3),
+                   "route_ms": round((job.finished - job.started) * 1000, 3),
+                   "total_ms": round((end - start) * 1000, 3)}
+        return router, routing, timings
+
+    def close(self) -> None:
+        self.batcher.stop()
+        if self.decision_log is not None:
+            self.decision_log.close()
+
+
+def release_memory() -> None:
+    """Free the replaced router now and hand the freed pages back to the OS: without this a server reloading
+    every few seconds grows by the size of a library's indexes each time (glibc keeps freed arenas)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the collector's work is all there is
+        pass
+
+
+class NotReady(Exception):
+    """The first router is not built yet."""
