@@ -163,11 +163,38 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Pa
     return made, good
 
 
+# The long-running commands: their bad options and files fail before anything listens. ``hook`` is not here on
+# purpose: a hook never fails a prompt, so its every failure is exit 0 with one stderr line (test_serve_hooks.py).
+SERVICE_CASES = [
+    ("serve", "unknown option", lambda f: ["serve", "--skills", str(f["skills"]), "--bogus"]),
+    ("serve", "bad port", lambda f: ["serve", "--skills", str(f["skills"]), "--port", "eighty"]),
+    ("serve", "skills missing", lambda f: ["serve", "--skills", str(f["missing"]), "--port", "0", "--exit-after",
+                                           "1"]),
+    ("serve", "config not JSON", lambda f: ["serve", "--skills", str(f["skills"]), "--config", str(f["notjson.json"]),
+                                            "--port", "0", "--exit-after", "1"]),
+    ("mcp", "unknown option", lambda f: ["mcp", "--skills", str(f["skills"]), "--bogus"]),
+    ("mcp", "skills is a file", lambda f: ["mcp", "--skills", str(f["afile"])]),
+]
+
+
 def test_every_command_is_covered() -> None:
     assert {command for command, _, _ in CASES} == set(COMMANDS)
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command")
-    assert set(commands.choices) == set(COMMANDS)
+    assert set(commands.choices) == set(COMMANDS) | {c for c, _, _ in SERVICE_CASES} | {"hook"}
+
+
+@pytest.mark.parametrize(("command", "kind", "case"), SERVICE_CASES, ids=[f"{c}-{k}" for c, k, _ in SERVICE_CASES])
+def test_service_commands_refuse_bad_input_in_one_line(files, capsys, command: str, kind: str, case) -> None:
+    made, _ = files
+    try:
+        status = main(case(made))
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"skill-router {command}: error: "), err
 
 
 @pytest.mark.parametrize(("command", "kind", "case"), CASES, ids=[f"{c}-{k}" for c, k, _ in CASES])
