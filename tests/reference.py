@@ -1,7 +1,8 @@
-"""The conformance references: brute-force cosine search and BM25 written straight from the formula.
+"""The conformance reference for BM25: the formula written out one term at a time.
 
-They are slow and obviously correct, and live with the tests on purpose: the conformance suite holds
-:class:`~indexes.dense.DenseIndex` and :class:`~indexes.bm25.BM25Index` to them, and no product code imports them.
+Slow and obviously correct, and kept with the tests on purpose: the conformance suite holds
+:class:`~indexes.bm25.BM25Index` to it, and no product code imports it. (The dense index's reference is a plain
+numpy product in the suite itself.)
 """
 
 from __future__ import annotations
@@ -9,57 +10,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
-from typing import ClassVar, Self
 
 import numpy as np
-
-from indexes.base import Index, check_ids, check_query_vector, check_unit_vectors, read_vectors, write_array
-
-class ExactIndex(Index):
-    """Brute-force inner product over L2-normalised vectors (so scores are cosine similarities)."""
-
-    kind: ClassVar[str] = "exact"
-
-    def __init__(self, ids: tuple[str, ...], vectors: np.ndarray) -> None:
-        """Assemble from checked parts; use :meth:`from_vectors` or :meth:`load`."""
-        super().__init__(ids)
-        self._vectors = vectors
-
-    @classmethod
-    def from_vectors(cls, ids: Sequence[str], vectors: np.ndarray) -> ExactIndex:
-        """Build from one id per row of ``vectors`` (float32, L2-normalised, shape (n, dim))."""
-        array = check_unit_vectors(vectors, len(ids))
-        return cls(check_ids(ids, len(array)), array)
-
-    @property
-    def dim(self) -> int:
-        """Vector dimension."""
-        return int(self._vectors.shape[1])
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """The stored float32 vectors (read-only view)."""
-        view = self._vectors.view()
-        view.flags.writeable = False
-        return view
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every document to ``query``, computed in float64."""
-        return self._vectors.astype(np.float64) @ check_query_vector(query, self.dim)
-
-    def save(self, folder: Path) -> None:
-        """Write manifest, ids and ``vectors.npy`` to ``folder``."""
-        folder = Path(folder)
-        self._write_manifest(folder, {"dim": self.dim})
-        write_array(folder / "vectors.npy", self._vectors)
-
-    @classmethod
-    def load(cls, folder: Path) -> Self:
-        """Read an index written by :meth:`save`."""
-        folder = Path(folder)
-        ids, _ = cls._read_manifest(folder)
-        return cls(ids, read_vectors(folder, len(ids)))
 
 
 def bm25_reference_scores(

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from indexes import BM25Index, DenseIndex, IndexLoadError
-from reference import ExactIndex
 from indexes.tokenize import Tokenizer
 
 TEXTS = ["Fill PDF forms", "Weather forecast by city", "Slide decks from outlines", "Forecast sales from PDFs"]
@@ -29,12 +28,10 @@ def build(kind: str):
     vectors = unit_vectors(300)
     ids = [f"v{i}" for i in range(300)]
     queries = list(unit_vectors(5, seed=9))
-    if kind == "exact":
-        return ExactIndex.from_vectors(ids, vectors), queries
     return DenseIndex.from_vectors(ids, vectors), queries
 
 
-KINDS = ["bm25-lucene", "bm25-okapi", "bm25-plus", "exact", "flat"]
+KINDS = ["bm25-lucene", "bm25-okapi", "bm25-plus", "flat"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -61,7 +58,7 @@ def test_files_are_plain_and_arrays_need_no_pickle(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kind", "filename"),
     [("bm25-lucene", "weights_data.npy"), ("bm25-lucene", "weights_indptr.npy"), ("bm25-lucene", "vocabulary.json"),
-     ("exact", "vectors.npy"), ("flat", "vectors.npy"),
+     ("flat", "vectors.npy"),
      ("flat", "ids.json"), ("flat", "index.json")],
 )
 def test_truncated_file_raises_index_load_error_naming_it(kind: str, filename: str, tmp_path: Path) -> None:
@@ -96,11 +93,11 @@ def test_foreign_kind_and_format_version(tmp_path: Path) -> None:
 
 
 def test_array_that_does_not_fit_the_ids(tmp_path: Path) -> None:
-    index, _ = build("exact")
+    index, _ = build("flat")
     index.save(tmp_path)
     (tmp_path / "ids.json").write_text(json.dumps(["only-one"]))
     with pytest.raises(IndexLoadError, match="300 rows for 1 ids"):
-        ExactIndex.load(tmp_path)
+        DenseIndex.load(tmp_path)
 
 
 def test_pickled_object_array_is_refused(tmp_path: Path) -> None:
