@@ -68,7 +68,7 @@ def files_within(root: Path, depth: int) -> list[Path]:
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_codex_finds_every_skill_file_and_rejects_only_what_its_loader_rejects(tmp_path, folder):
-    corpus = CORPORA / folder
+    corpus = (CORPORA / folder).resolve()  # Codex keeps canonical paths; the corpora may sit behind a symlink
     repo = project(tmp_path, corpus, ".agents")
     profile = CodexProfile(cwd=repo, home=tmp_path / "home", codex_home=tmp_path / "codex-home",
                            admin_root=tmp_path / "admin")
