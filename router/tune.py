@@ -8,8 +8,9 @@
 
 What is fitted, and on what:
 
-- the fusion method (``zscore``, ``rrf``), the BM25 weight (0, 0.25, 0.5, 0.75, 1; dense fixed at 1) and, when
-  examples exist, the example weight (0.5, 1, 2, 4), maximising the mean ``objective`` (``mrr``, ``hit@1`` or
+- the fusion method (``zscore``, ``rrf``), the BM25 weight (0, 0.25, 0.5, 0.75, 1; dense fixed at 1), when
+  examples exist the example weight (0.5, 1, 2, 4), and when skills have bodies the body signals' weight (0, 1 or 2
+  times the configured body_bm25 and body_dense), maximising the mean ``objective`` (``mrr``, ``hit@1`` or
   ``recall@5``) over the gold requests, each scored in its own cross-validation fold (Stone 1974);
 - the abstention threshold, when some requests have no gold skill: the F1-best cut on the routing confidence
   (:func:`router.evaluation.metrics.best_threshold`).
@@ -47,6 +48,8 @@ OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 TUNED_FUSIONS = ("zscore", "rrf")
 BM25_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 EXAMPLE_WEIGHTS = (0.5, 1.0, 2.0, 4.0)
+# Multiples of the configured body weights (body_bm25, body_dense), tried when the library has SKILL.md bodies.
+BODY_SCALES = (0.0, 1.0, 2.0)
 DENSE_WEIGHT = 1.0
 RECALL_K = 5
 _BLOCK = 2048  # rows per similarity block: bounds memory on test splits of tens of thousands of requests
@@ -131,17 +134,23 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             examples[test] = example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
         dev.with_examples(examples)
     has_examples = "examples" in dev.signals
+    has_body = "body_bm25" in dev.signals
 
     grid: list[dict[str, Any]] = []
-    for fusion, bm25, example in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
-                                                   EXAMPLE_WEIGHTS if has_examples else (None,)):
-        weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0}
+    for fusion, bm25, example, body in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
+                                                         EXAMPLE_WEIGHTS if has_examples else (None,),
+                                                         BODY_SCALES if has_body else (None,)):
+        weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0, **_body_weights(router, body)}
         metrics = dev.metrics(fusion, weights, router.config.rrf_k)
-        grid.append({"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example, **metrics})
+        row = {"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example, **metrics}
+        if has_body:
+            row["body_scale"] = body
+        grid.append(row)
     # Rounding lets mathematically equal objectives tie exactly; argmax then keeps the first setting tried.
     best = grid[int(np.argmax(np.round([g[objective] for g in grid], 12)))]
     weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
-               "examples": best["examples"] if has_examples else router.config.weights["examples"]}
+               "examples": best["examples"] if has_examples else router.config.weights["examples"],
+               **_body_weights(router, best.get("body_scale"))}
 
     summary: dict[str, float] = {name: best[name] for name in OBJECTIVES}
     default = dev.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
@@ -167,6 +176,12 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             held.update(_abstention(scored_test.confidence(), gold_flags, threshold))
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
                       objective=objective)  # type: ignore[arg-type]
+
+
+def _body_weights(router: "Router", scale: float | None) -> dict[str, float]:
+    """The body signals' weights at ``scale`` times the router's (unchanged when ``scale`` is None)."""
+    factor = 1.0 if scale is None else scale
+    return {name: factor * router.config.weights[name] for name in ("body_bm25", "body_dense")}
 
 
 def assign_folds(has_gold: Sequence[bool], folds: int, seed: int) -> np.ndarray:

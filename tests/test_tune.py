@@ -192,3 +192,24 @@ def test_gold_outside_the_library_is_refused(tmp_path, encoder):
     requests = rare_word_requests() + [Request(id="odd", query="x", gold=("nope",))]
     with pytest.raises(ConfigError, match="'odd' names gold skill"):
         tune(router, requests)
+
+
+def test_body_weights_are_tuned_when_skills_have_bodies(tmp_path, encoder):
+    from conftest import write_skill
+
+    bodies = {"kiln": ("Fire ceramics.", "Glaze recipes, cone 6 schedules and bisque firing."),
+              "loom": ("Weave textiles.", "Warp tension, heddles and twill drafts."),
+              "forge": ("Work metal.", "Quenching steel, tempering colours and anvil work.")}
+    for name, (description, body) in bodies.items():
+        write_skill(tmp_path / "skills", name, description, body=f"# {name}\n{body}\n")
+    router = Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0),
+                                index_folder=str(tmp_path / "idx"), encoder=encoder)
+    requests = [Request(id=f"{name}-{i}", query=q, gold=(name,)) for i, (name, q) in enumerate(
+        [("kiln", "what cone for my glaze"), ("loom", "my twill draft looks wrong"), ("forge", "tempering colours"),
+         ("kiln", "bisque firing schedule"), ("loom", "heddles keep tangling"), ("forge", "quenching steel in oil")])]
+    result = tune(router, requests, folds=2)
+    assert len(result.grid) == 2 * 5 * 3 and {g["body_scale"] for g in result.grid} == {0.0, 1.0, 2.0}
+    best = max(result.grid, key=lambda g: (round(g["mrr"], 12), -result.grid.index(g)))
+    assert (result.config.fusion, result.config.weights["bm25"]) == (best["fusion"], best["bm25"])
+    assert result.config.weights["body_bm25"] == best["body_scale"] * 0.25
+    assert result.config.weights["body_dense"] == best["body_scale"] * 0.5
