@@ -109,7 +109,9 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     ids = tuple(s.id for s in skills)
     embedded = list(texts if dense_texts is None else dense_texts)
     keys = [text_key(model_id, t) for t in embedded]
-    hashes = {i: text_key(model_id, f"{t}\0{e}") for i, t, e in zip(ids, texts, embedded)}
+    # What each skill's indexes are built from: its BM25 text, its embedded text and its body text.
+    body_of = list(body_texts) if body_texts else [""] * len(ids)
+    hashes = {i: text_key(model_id, f"{t}\0{e}\0{b}") for i, t, e, b in zip(ids, texts, embedded, body_of)}
     signature = index_signature(hashes, parameters)
     pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
     example_texts = [e for _, e in pairs]

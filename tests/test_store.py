@@ -371,3 +371,22 @@ def test_learned_examples_that_are_not_utf8_name_the_file(tmp_path: Path) -> Non
 
 def test_load_learned_without_a_file_is_empty(tmp_path: Path) -> None:
     assert load_learned(str(tmp_path)) == {} and load_learned(None) == {}
+
+
+def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: Path, encoder: Encoder) -> None:
+    skills = write_library(tmp_path / "skills")
+    config = RouterConfig(route_above=0)  # the default body signals
+
+    def build(index: str) -> Router:
+        return Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / index),
+                                  encoder=encoder).build()
+
+    assert build("idx").embedded_count == 2 * len(SKILLS)
+    path = skills / "poem-writer" / "SKILL.md"
+    path.write_text(path.read_text().replace("# poem-writer", "# poem-writer\nSonnets and villanelles too."),
+                    encoding="utf-8")
+    refreshed, fresh = build("idx"), build("fresh")
+    assert refreshed.embedded_count == 1
+    np.testing.assert_array_equal(refreshed.signals.body_dense.vectors, fresh.signals.body_dense.vectors)
+    request = "write me a villanelle"
+    assert refreshed.rank(request)[0].scores == fresh.rank(request)[0].scores
