@@ -387,6 +387,8 @@ def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: P
                     encoding="utf-8")
     refreshed, fresh = build("idx"), build("fresh")
     assert refreshed.embedded_count == 1
-    np.testing.assert_array_equal(refreshed.signals.body_dense.vectors, fresh.signals.body_dense.vectors)
+    # the same vectors as a fresh build, up to the float rounding of another batch's padding
+    np.testing.assert_allclose(refreshed.signals.body_dense.vectors, fresh.signals.body_dense.vectors, atol=1e-5)
     request = "write me a villanelle"
-    assert refreshed.rank(request)[0].scores == fresh.rank(request)[0].scores
+    assert [m.id for m in refreshed.rank(request)] == [m.id for m in fresh.rank(request)]
+    assert refreshed.rank(request)[0].scores["body_bm25"] == fresh.rank(request)[0].scores["body_bm25"] > 0
