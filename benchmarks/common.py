@@ -29,3 +29,7 @@ def save(name: str, payload: dict[str, Any]) -> Path:
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
 
+
+def corpus_folder(skill_path: str) -> str:
+    """A skill's folder relative to the corpora (``awesome-skills/skills/pdf``): how labelled requests name gold."""
+    return str(Path(skill_path).parent.relative_to(CORPORA))

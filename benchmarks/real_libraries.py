@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from common import CORPORA, ROOT, read_jsonl, save
+from common import CORPORA, ROOT, corpus_folder, read_jsonl, save
 from router import Router
 from router.config import RouterConfig
 from router.evaluation.labels import Request
@@ -37,10 +36,6 @@ ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scien
 OLD_DEFAULT = {"body": "none", "dense_name": True,
                "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0}}
 DEPTH = 10
-
-
-def relative(path: str) -> str:
-    return str(Path(path).parent.relative_to(CORPORA))
 
 
 def rankings(router: Router, requests: list[Request], names: list[str]) -> dict[str, list[list[str]]]:
@@ -73,7 +68,7 @@ def main(split: str) -> None:
         roots = [str(r) for r in ROOTS]
         new = Router.from_skills(roots, "agentskills", RouterConfig(route_above=0), index_folder=folder)
         old = new.with_config(RouterConfig(route_above=0, **OLD_DEFAULT))
-        by_path = {relative(s.path): s.id for s in new.skills}
+        by_path = {corpus_folder(s.path): s.id for s in new.skills}
         requests, gold, needs, langs = [], [], [], []
         for row in rows:
             ids = sorted({by_path[g] for g in row["gold"] if g in by_path})

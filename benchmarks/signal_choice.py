@@ -26,12 +26,11 @@ import itertools
 import re
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from common import CORPORA, DATASETS, ROOT, read_jsonl, save
+from common import CORPORA, DATASETS, ROOT, corpus_folder, read_jsonl, save
 from indexes import BM25Index
 from indexes.fusion import fuse_score_arrays
 from router import Router
@@ -58,7 +57,7 @@ def mostly_not_english(text: str) -> bool:
 
 def corpora_gold(router: Router, rows: list[dict[str, Any]]) -> list[list[int]]:
     """Gold positions: a gold path names a skill folder relative to ../shared/corpora."""
-    position = {str(Path(s.path).parent.relative_to(CORPORA)): i for i, s in enumerate(router.skills)}
+    position = {corpus_folder(s.path): i for i, s in enumerate(router.skills)}
     return [sorted({position[g] for g in row["gold"] if g in position}) for row in rows]
 
 
@@ -97,7 +96,7 @@ def candidate_signals(router: Router, queries: list[str]) -> dict[str, np.ndarra
         out["dense_ascii"] = out["dense"].copy()
         out["dense_ascii"][foreign] = np.maximum(out["dense"][foreign], ascii_dense)
     for label, (mode, tokens) in BODY_MODES.items():
-        texts = [_body(s.body, mode, tokens) for s in skills]
+        texts = [body_text(s.body, mode, tokens) for s in skills]  # type: ignore[arg-type]
         has = np.array([bool(t.strip()) for t in texts])
         if not has.any():
             continue
@@ -108,12 +107,6 @@ def candidate_signals(router: Router, queries: list[str]) -> dict[str, np.ndarra
         body_dense = vectors @ body_vectors.T
         out[f"body_dense:{label}"] = np.where(has[None, :], body_dense, out["dense"])
     return out
-
-
-def _body(body: str, mode: str, tokens: int) -> str:
-    if mode == "both":
-        return f"{body_text(body, 'headings')} {body_text(body, 'lead', tokens)}".strip()
-    return body_text(body, mode, tokens)  # type: ignore[arg-type]
 
 
 def metrics(fused: np.ndarray, gold: list[list[int]], order: np.ndarray) -> dict[str, float]:

@@ -303,7 +303,9 @@ class Router:
 
     def score_many(self, queries: Sequence[Query], *, progress: bool = False) -> Scored:
         """Each signal's scores for many requests at once; every request and context is embedded in one batch."""
-        turns = [self.conversation(q) for q in queries]
+        return self._score([self.conversation(q) for q in queries], progress=progress)
+
+    def _score(self, turns: Sequence[Conversation], *, progress: bool = False) -> Scored:
         texts = [t.request for t in turns]
         use_context = self._config.context_weight > 0
         rows = np.array([i for i, t in enumerate(turns) if use_context and t.context.strip()], dtype=np.int64)
@@ -381,7 +383,7 @@ class Router:
         if len(skills) <= self._config.route_above:
             shown = tuple(s for s in skills if s.id not in self.excluded)
             return [Routing(matches=(), shown=shown, routed=False) for _ in turns]
-        scored = self.score_many(queries)
+        scored = self._score(turns)
         ranked = self.rank_scored(scored, k)
         excluded = self._mask(self.excluded)
         cosine = scored.signals.get("examples", scored.signals["dense"])

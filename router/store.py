@@ -276,7 +276,6 @@ class IndexFolder:
               parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], signature: str) -> None:
         """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it."""
         with exclusive(self.path, self.notes):
-            self._clean()
             generation = f"gen-{uuid.uuid4().hex[:12]}"
             fresh = Path(tempfile.mkdtemp(dir=self.path, prefix=f".{generation}.", suffix=".tmp"))
             try:
@@ -299,14 +298,15 @@ class IndexFolder:
             _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
             self._clean(keep=generation)
 
-    def _clean(self, keep: str | None = None) -> None:
-        """Remove what no manifest names: temporary files of killed writers and old generations. Called under the
-        writer lock, so no other writer's temporary file can be among them. A reader that is still reading an
+    def _clean(self, keep: str) -> None:
+        """Remove what the manifest does not name (it names ``keep``): temporary files of killed writers and old
+        generations. Called under the writer lock after a save, so no other writer's temporary file can be among
+        them. A reader that is still reading an
         old generation reads again from the new manifest (see :meth:`read`)."""
         for name in _listdir(self.path):
             path = os.path.join(self.path, name)
             stale_tmp = name.endswith(".tmp") and name.startswith(".")
-            old_generation = keep is not None and name.startswith("gen-") and name != keep
+            old_generation = name.startswith("gen-") and name != keep
             if stale_tmp or old_generation:
                 if os.path.isdir(path) and not os.path.islink(path):
                     shutil.rmtree(path, ignore_errors=True)
