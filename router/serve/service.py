@@ -248,25 +248,28 @@ class Service:
     def _choose_encoder(self, first: Any) -> Any:
         """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
         cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
-        if self.encoder_kind in ("auto", "onnx"):
-            from indexes import OnnxUnavailable, ensure_onnx_encoder
+        from indexes import Encoder
 
-            try:
-                return ensure_onnx_encoder(first.config.model)
-            except OnnxUnavailable as exc:
-                if self.encoder_kind == "onnx":
-                    raise ConfigError(f"--encoder onnx: {exc}") from None
-                self.notes.append(f"embedding requests with torch: {exc}")
-                log.warning("embedding requests with torch: %s", exc)
+        encoder = Encoder(first.config.model)
+        if self.encoder_kind in ("auto", "onnx"):
+            from router import encoders
+
+            notes: list[str] = []  # the router's own rule: export once, check, else torch with a note
+            chosen = encoders.export_for_next_time(encoder, notes)
+            if chosen is not encoder:
+                return chosen
+            reason = notes[-1] if notes else f"the ONNX path is turned off ({encoders.ENV_SWITCH}=0)"
+            if self.encoder_kind == "onnx":
+                raise ConfigError(f"--encoder onnx: {reason}")
+            self.notes.append(reason)
+            log.warning("%s", reason)
         if self.torch_threads:
             # One thread per model call: the worker encodes one batch at a time, and a multi-threaded torch pool
             # collapses on a shared machine (its threads spin while other processes hold the cores).
             import torch
 
             torch.set_num_threads(self.torch_threads)
-        from indexes import Encoder
-
-        return Encoder(first.config.model)
+        return encoder  # the model a failed export already loaded is not loaded twice
 
     def reload(self) -> ReloadResult:
         """Rebuild from the skill folders and swap; on failure the current router stays and the error is kept.
