@@ -98,10 +98,10 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     """Build the signals of ``skills`` (``texts``: one index text each, in order).
 
     ``dense_texts`` are what the dense signal embeds (``texts`` when None); ``body_texts`` (one per skill, '' for
-    none) feed the body signals. ``encode`` embeds texts the folder does not
-    hold (it is only called when some are missing, so a current index
-    loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that
-    cannot be written is reported in the notes (``saved`` False) and routing carries on from memory.
+    none) feed the body signals. ``encode`` embeds texts the folder does not hold (it is only called when some are
+    missing, so a current index loads without the model). With ``persist`` a changed index is written back to
+    ``folder``; a folder that cannot be written is reported in the notes (``saved`` False) and routing carries on
+    from memory.
     """
     from indexes import BM25Index, DenseIndex
 
@@ -109,14 +109,14 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     ids = tuple(s.id for s in skills)
     embedded = list(texts if dense_texts is None else dense_texts)
     keys = [text_key(model_id, t) for t in embedded]
+    bodies = list(body_texts) if any(t.strip() for t in body_texts) else []
     # What each skill's indexes are built from: its BM25 text, its embedded text and its body text.
-    body_of = list(body_texts) if body_texts else [""] * len(ids)
-    hashes = {i: text_key(model_id, f"{t}\0{e}\0{b}") for i, t, e, b in zip(ids, texts, embedded, body_of)}
+    hashes = {i: text_key(model_id, f"{t}\0{e}\0{b}")
+              for i, t, e, b in zip(ids, texts, embedded, bodies or [""] * len(ids))}
     signature = index_signature(hashes, parameters)
     pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
     example_texts = [e for _, e in pairs]
     example_keys = [text_key(model_id, e) for e in example_texts]
-    bodies = list(body_texts) if any(t.strip() for t in body_texts) else []
     body_rows = [i for i, t in enumerate(bodies) if t.strip()]
     body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
     names = ("bm25", "dense", "body_bm25", "body_dense") if bodies else ("bm25", "dense")
@@ -157,8 +157,7 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     if persist and folder is not None and not current:
         try:
             folder.write(cache.pruned(keys + example_keys + body_keys), {n: built[n] for n in names},
-                         model_id=model_id,
-                         dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
+                         model_id=model_id, dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
             report.saved = True
         except OSError as exc:
             report.saved = False
