@@ -1,6 +1,7 @@
 """Which text should each signal index, and how much should body text weigh? Chosen on the union of dev sets.
 
-    python benchmarks/signal_choice.py          # about 10 minutes on 2 cores
+    python benchmarks/signal_choice.py          # about 15 minutes on 2 cores
+    python benchmarks/signal_choice.py --signals /tmp/signals.pkl   # keep the scores to rerun the grid
 
 Dev sets (never test): the real corpora (benchmarks/data/corpora-dev.jsonl over the ~700 skills of
 ../shared/corpora, agentskills profile), the bundled library (bundled-dev.jsonl), MetaTool single-tool dev and
@@ -22,10 +23,13 @@ benchmarks/results/signal_choice.json.
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import pickle
 import re
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +44,7 @@ from router.texts import body_text
 DATA = ROOT / "benchmarks" / "data"
 CORPUS_ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
                 CORPORA / "awesome-skills/skills"]
+BM25_PARAMS = ((1.5, 0.75), (1.2, 0.75), (1.2, 0.5), (0.9, 0.4), (2.0, 0.75))  # the first is today's
 BODY_MODES = {"headings": ("headings", 0), "lead-50": ("lead", 50), "lead-100": ("lead", 100),
               "lead-150": ("lead", 150), "both-100": ("both", 100)}
 _ASCII_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/-]*")
@@ -84,6 +89,10 @@ def load(name: str, folder: str) -> tuple[Router, list[str], list[list[int]]]:
 def candidate_signals(router: Router, queries: list[str]) -> dict[str, np.ndarray]:
     scored = router.score_many(queries, progress=sys.stderr.isatty())
     out = {"bm25": scored.signals["bm25"], "dense": scored.signals["dense"]}
+    ids_ = [s.id for s in router.skills]
+    for k1, b in BM25_PARAMS[1:]:
+        index = BM25Index.from_texts(ids_, router.index_texts(), k1=k1, b=b)
+        out[f"bm25:{k1},{b}"] = np.stack([index.scores(t) for t in scored.texts])
     vectors = scored.vectors.astype(np.float64)
     skills = router.skills
     ids = [s.id for s in skills]
@@ -111,39 +120,51 @@ def candidate_signals(router: Router, queries: list[str]) -> dict[str, np.ndarra
 
 def metrics(fused: np.ndarray, gold: list[list[int]], order: np.ndarray) -> dict[str, float]:
     """hit@1, hit@5 and MRR (depth 10) over requests with gold; ties by id."""
-    rows = [i for i, g in enumerate(gold) if g]
-    first = []
-    for i in rows:
-        scores = fused[i]
-        ranks = [1 + np.count_nonzero((scores > scores[j]) | ((scores == scores[j]) & (order < order[j])))
-                 for j in gold[i]]
-        first.append(min(ranks))
-    first_arr = np.array(first, dtype=np.float64)
+    pairs = np.array([(i, j) for i, g in enumerate(gold) for j in g], dtype=np.int64)
+    rows, cols = pairs[:, 0], pairs[:, 1]
+    scores = fused[rows]
+    own = scores[np.arange(len(rows)), cols][:, None]
+    ranks = 1 + np.count_nonzero((scores > own) | ((scores == own) & (order[None, :] < order[cols][:, None])), axis=1)
+    first_by_row: dict[int, int] = {}
+    for i, r in zip(rows.tolist(), ranks.tolist()):
+        first_by_row[i] = min(r, first_by_row.get(i, r))
+    first_arr = np.array(list(first_by_row.values()), dtype=np.float64)
     return {"hit@1": round(100 * float(np.mean(first_arr == 1)), 2),
             "hit@5": round(100 * float(np.mean(first_arr <= 5)), 2),
             "mrr": round(100 * float(np.mean(np.where(first_arr <= 10, 1 / first_arr, 0))), 2)}
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--signals", help="a pickle of the candidate signals: read when it exists, else written "
+                                          "(to rerun the grid without scoring again)")
+    args = parser.parse_args()
     sets: dict[str, tuple[dict[str, np.ndarray], list[list[int]], np.ndarray]] = {}
+    if args.signals and Path(args.signals).exists():
+        sets = pickle.loads(Path(args.signals).read_bytes())
     for name in ("corpora", "bundled", "metatool", "sealtools"):
+        if name in sets:
+            continue
         with tempfile.TemporaryDirectory() as folder:
             router, queries, gold = load(name, folder)
             sets[name] = (candidate_signals(router, queries), gold, router.order)
             print(f"{name}: {len(router.skills)} skills, {len(queries)} requests, signals "
                   f"{sorted(sets[name][0])}", flush=True)
+    if args.signals:
+        Path(args.signals).write_bytes(pickle.dumps(sets))
     grid = []
-    for dense, bm25_w, mode, body_bm25_w, body_dense_w, foreign in itertools.product(
-            ("dense", "dense_desc"), (0.5,), list(BODY_MODES), (0.0, 0.25, 0.5), (0.0, 0.25, 0.5, 1.0),
-            (False, True)):
+    for dense, bm25_w, bm25_p, mode, body_bm25_w, body_dense_w, foreign in itertools.product(
+            ("dense", "dense_desc"), (0.3, 0.4, 0.5, 0.6, 0.75), BM25_PARAMS, list(BODY_MODES), (0.0, 0.25, 0.5),
+            (0.0, 0.25, 0.5, 1.0), (False, True)):
         if (body_bm25_w == 0 and body_dense_w == 0) and mode != "headings":
             continue  # without body weight the mode changes nothing
-        setting = {"dense": dense, "bm25": bm25_w, "body": mode, "body_bm25": body_bm25_w,
-                   "body_dense": body_dense_w, "ascii": foreign}
+        setting = {"dense": dense, "bm25": bm25_w, "bm25_params": list(bm25_p), "body": mode,
+                   "body_bm25": body_bm25_w, "body_dense": body_dense_w, "ascii": foreign}
         row: dict[str, Any] = {"setting": setting}
         for name, (signals, gold, order) in sets.items():
             dense_key = "dense_ascii" if foreign and dense == "dense" and "dense_ascii" in signals else dense
-            chosen = {"bm25": signals["bm25"], "dense": signals[dense_key]}
+            bm25_key = "bm25" if bm25_p == BM25_PARAMS[0] else f"bm25:{bm25_p[0]},{bm25_p[1]}"
+            chosen = {"bm25": signals[bm25_key], "dense": signals[dense_key]}
             weights = {"bm25": bm25_w, "dense": 1.0, "body_bm25": body_bm25_w, "body_dense": body_dense_w}
             if f"body_bm25:{mode}" in signals:
                 chosen["body_bm25"] = signals[f"body_bm25:{mode}"]
@@ -151,8 +172,9 @@ def main() -> None:
             fused = fuse_score_arrays(chosen, weights, method="zscore", tie_order=order)
             row[name] = metrics(fused, gold, order)
         grid.append(row)
-    baseline = next(r for r in grid if r["setting"] == {"dense": "dense", "bm25": 0.5, "body": "headings",
-                                                        "body_bm25": 0.0, "body_dense": 0.0, "ascii": False})
+    baseline = next(r for r in grid if r["setting"] == {"dense": "dense", "bm25": 0.5, "bm25_params": [1.5, 0.75],
+                                                        "body": "headings", "body_bm25": 0.0, "body_dense": 0.0,
+                                                        "ascii": False})
     names = list(sets)
 
     def allowed(row: dict[str, Any]) -> bool:

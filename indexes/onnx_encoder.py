@@ -246,6 +246,8 @@ class OnnxEncoder:
         self._tokenizer = tokenizer
         self._session: Any = None
         self._workers = _threads()
+        # Kept, not made per call (threads start on first use): a server encodes small batches many times a second.
+        self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="onnx-encode")
 
     def __repr__(self) -> str:
         return f"OnnxEncoder(model_id={self.model_id!r}, folder='{self.folder}')"
@@ -308,6 +310,9 @@ class OnnxEncoder:
             return out
         encodings = self._tokenizer.encode_batch(texts)
         order = np.argsort(np.array([len(e.ids) for e in encodings]), kind="stable")
+        # A few texts (a server's batch of requests) are split so that every core runs one part: one run of 14
+        # short requests kept one core busy and left the other idle.
+        batch_size = min(batch_size, -(-len(texts) // self._workers))
         batches = [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]
 
         def run(rows: np.ndarray) -> np.ndarray:
@@ -319,10 +324,9 @@ class OnnxEncoder:
                 out[rows] = batch_vectors
         else:
             # onnxruntime releases the GIL while it runs, and one session serves concurrent runs.
-            with ThreadPoolExecutor(max_workers=min(self._workers, len(batches))) as pool:
-                vectors = pool.map(run, batches)
-                for rows, batch_vectors in zip(batches, _progress(vectors, progress, len(batches), batch_size)):
-                    out[rows] = batch_vectors
+            vectors = self._pool.map(run, batches)
+            for rows, batch_vectors in zip(batches, _progress(vectors, progress, len(batches), batch_size)):
+                out[rows] = batch_vectors
         self.encoded_count += len(texts)
         return out
 

@@ -90,6 +90,25 @@ def test_bulk_batches_keep_input_order(onnx: OnnxEncoder) -> None:
         onnx.encode(["x"], batch_size=0)
 
 
+def test_a_few_texts_are_split_over_the_cores(onnx: OnnxEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's batch of 14 requests runs as one part per core, not as one run that leaves a core idle."""
+    texts = [f"route request number {i} to a skill" for i in range(14)]
+    expected = np.concatenate([onnx.encode([t]) for t in texts])
+    runs: list[int] = []
+    session = onnx._session
+    monkeypatch.setattr(onnx, "_workers", 2)
+
+    class Counting:
+        def run(self, names: object, feed: dict[str, np.ndarray]) -> object:
+            runs.append(len(next(iter(feed.values()))))
+            return session.run(names, feed)
+
+    monkeypatch.setattr(onnx, "_session", Counting())
+    split = onnx.encode(texts)
+    assert sorted(runs) == [7, 7]
+    assert np.abs(split - expected).max() <= 1e-5
+
+
 def test_cache_hit_does_not_export_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = (export_dir(cache_dir=cache) / MODEL_FILE).stat().st_mtime_ns
 

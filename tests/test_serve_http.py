@@ -45,6 +45,13 @@ def test_route_answers_the_ranking_the_catalogue_and_timings(server) -> None:
     assert {"queued_ms", "route_ms", "render_ms", "total_ms"} <= set(body["timings"])
 
 
+def test_the_server_scores_on_one_blas_thread(server) -> None:
+    """A pool of BLAS threads made each request's small matrix products wait for a busy core (12x slower)."""
+    from threadpoolctl import threadpool_info
+
+    assert [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"] == [1]
+
+
 def test_route_takes_a_conversation_and_per_request_pin_and_exclude(server) -> None:
     client, _, _, _ = server
     messages = [{"role": "user", "content": "I have a CSV export"},

@@ -231,6 +231,7 @@ class Service:
     def load(self) -> ReloadResult:
         """Build the first router (blocking): discover, then index what the index folder does not hold."""
         start = time.perf_counter()
+        limit_blas_threads()
         first = self._factory(None)
         self._encoder = SharedEncoder(self._choose_encoder(first))
         router = self._factory(self._encoder)
@@ -359,6 +360,15 @@ class Service:
         self.batcher.stop()
         if self.decision_log is not None:
             self.decision_log.close()
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread for the whole process. A request's scores are small matrix products; with OpenBLAS's
+    default pool (one thread per core) each product waited for a second thread that the encoder or another process
+    held: 6.6 ms per request against 0.5 ms with one thread, measured on the ~700 corpus skills."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def release_memory() -> None:
