@@ -101,3 +101,24 @@ def test_no_request_fails_during_reloads_and_each_sees_one_library(live) -> None
     assert statuses and set(statuses) == {200}
     assert len(statuses) > 20
     assert seen == {(True, False), (False, True)}  # the old description or the new one, never both or neither
+
+
+@pytest.mark.parametrize("profile, folder", [("claude-code", ".claude/skills"), ("codex", ".agents/skills")])
+def test_without_skills_the_harness_folders_are_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        profile: str, folder: str) -> None:
+    """codex and claude-code with no --skills read the folders their harness reads; those are the ones watched."""
+    from router.cli.serve import build_service
+    from serve_support import serve_args
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    write_skill(project / folder, "unit-conversion", OLD)
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.chdir(project)
+    _, watch = build_service(serve_args(["--profile", profile, "--index-dir", str(tmp_path / "idx"), "--no-log"]))
+    assert watch == [str(project / folder)]
+    _, watch = build_service(serve_args(["--profile", profile, "--index-dir", str(tmp_path / "idx"), "--no-log",
+                                         "--no-watch"]))
+    assert watch == []
