@@ -26,14 +26,15 @@ OnAbstain = Literal["top-k", "empty"]
 SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense")
 #: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
-# Chosen on the dev splits only. With z-score fusion, BM25 at half the dense weight beats the best single index on
-# both MetaTool (dense) and Seal-Tools (BM25) (benchmarks/fusion_choice.py). The example weight trades off libraries
-# with many examples against libraries with few (`skill-router tune`, dev requests as cross-validated examples; MRR):
-# MetaTool dev (~17 per tool) 78.8 / 82.5 / 83.5 at weights 1 / 2 / 4, the bundled library's dev (2 per skill) 95.8 /
-# 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library. The body signals (the first 150 words of
-# the SKILL.md body, BM25 at 0.25 and dense at 0.5) were chosen on the union of the dev sets (real corpora, bundled,
-# MetaTool, Seal-Tools; benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below before.
-DEFAULT_WEIGHTS = {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.25, "body_dense": 0.5}
+# Chosen on the dev splits only. With z-score fusion BM25 and the embedding of the description beat the best single
+# index on both MetaTool (dense) and Seal-Tools (BM25) (benchmarks/fusion_choice.py). The example weight trades off
+# libraries with many examples against libraries with few (`skill-router tune`, dev requests as cross-validated
+# examples; MRR): MetaTool dev (~17 per tool) 78.8 / 82.5 / 83.5 at weights 1 / 2 / 4, the bundled library's dev
+# (2 per skill) 95.8 / 93.5 / 90.6. Weight 2 loses least on either; `tune` fits it to a library. BM25 at 0.3 and BM25
+# over the first 150 words of the SKILL.md body at 0.5 (an embedding of the body adds nothing on top: weight 0, so
+# bodies are not embedded) were chosen on the union of the dev sets (real corpora, bundled, MetaTool, Seal-Tools;
+# benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below the default before them.
+DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.5, "body_dense": 0.0}
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 Objective = Literal["mrr", "hit@1", "recall@5"]
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 TUNED_FUSIONS = ("zscore", "rrf")
-BM25_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+BM25_WEIGHTS = (0.0, 0.3, 0.5, 0.75, 1.0)  # the default 0.3 among them
 EXAMPLE_WEIGHTS = (0.5, 1.0, 2.0, 4.0)
 # Multiples of the configured body weights (body_bm25, body_dense), tried when the library has SKILL.md bodies.
 BODY_SCALES = (0.0, 1.0, 2.0)
