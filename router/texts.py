@@ -86,7 +86,7 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     if mode == "headings":
         # A '# comment' line inside a fenced code block (shell, Python) is code, not a heading.
         return " ".join(_HEADING.findall(_FENCED.sub("", body)))
-    return " ".join(body.split()[:tokens])
+    return " ".join(body.split(maxsplit=tokens)[:tokens])  # maxsplit: a long body is not split to its end
 
 
 def _descriptions(skill: Skill) -> tuple[str, str]:
