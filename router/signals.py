@@ -129,24 +129,28 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
             report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
     cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
     kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index, "body_dense": DenseIndex}
-    built: dict[str, Any] = {}
-    if snapshot is not None and snapshot.signature == signature:
+    # The folder's indexes: used as they are when they were built from exactly these texts, otherwise each one is
+    # the starting point of its rebuild (BM25 re-tokenises only changed texts; an index that comes out the same
+    # is kept, so saving links its files instead of writing them again).
+    previous: dict[str, Any] = {}
+    if snapshot is not None:
+        same = snapshot.signature == signature
         try:
-            built = {name: snapshot.load_index(name, kinds[name]) for name in names}
+            previous = {name: snapshot.load_index(name, kinds[name]) for name in names if same or snapshot.has(name)}
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
-            built = {}
-    if "dense" not in built:
-        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, embedded, encode))
-    if "bm25" not in built:
-        built["bm25"] = BM25Index.from_texts(ids, list(texts))
-    if bodies and "body_bm25" not in built:
-        built["body_bm25"] = BM25Index.from_texts(ids, bodies)
-    if bodies and "body_dense" not in built:
-        # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
-        vectors = np.array(built["dense"].vectors, dtype=np.float32)
-        vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
-        built["body_dense"] = DenseIndex.from_vectors(ids, vectors)
+            previous = {}
+    if snapshot is not None and snapshot.signature == signature and len(previous) == len(names):
+        built: dict[str, Any] = previous
+    else:
+        built = {"dense": _dense(previous.get("dense"), ids, cache.embed(keys, embedded, encode)),
+                 "bm25": BM25Index.from_texts(ids, list(texts), reuse=previous.get("bm25"))}
+        if bodies:
+            built["body_bm25"] = BM25Index.from_texts(ids, bodies, reuse=previous.get("body_bm25"))
+            # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
+            vectors = np.array(built["dense"].vectors, dtype=np.float32)
+            vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
+            built["body_dense"] = _dense(previous.get("body_dense"), ids, vectors)
     example_vectors = cache.embed(example_keys, example_texts, encode)
     owner = np.array([i for i, _ in pairs], dtype=np.int64)
     signals = Signals(ids, built["bm25"], built["dense"], example_vectors, owner, built.get("body_bm25"),
@@ -157,10 +161,20 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     if persist and folder is not None and not current:
         try:
             folder.write(cache.pruned(keys + example_keys + body_keys), {n: built[n] for n in names},
-                         model_id=model_id, dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
+                         model_id=model_id, dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature,
+                         previous=snapshot)
             report.saved = True
         except OSError as exc:
             report.saved = False
             report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
     report.notes.extend(folder.notes if folder is not None else ())
     return signals, report
+
+
+def _dense(previous: "DenseIndex | None", ids: tuple[str, ...], vectors: np.ndarray) -> "DenseIndex":
+    """A dense index over ``vectors``: ``previous`` itself when it holds exactly these ids and vectors."""
+    from indexes import DenseIndex
+
+    if previous is not None and previous.ids == ids and np.array_equal(previous.vectors, vectors):
+        return previous
+    return DenseIndex.from_vectors(ids, vectors)
