@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
@@ -121,11 +121,13 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def count_terms(texts: Sequence[str], digests: Sequence[bytes], tokenizer: Tokenizer,
-                previous: TermCounts | None = None, previous_vocabulary: Sequence[str] = ()
+                previous: TermCounts | None = None, previous_rows: Mapping[str, int] | None = None
                 ) -> tuple[tuple[str, ...], TermCounts]:
     """(sorted vocabulary, the term counts of ``texts`` in it), tokenising only the texts whose digest (``digests``,
-    by :func:`text_digest`) ``previous`` (counted with the same tokenizer, over ``previous_vocabulary``) does not
-    hold."""
+    by :func:`text_digest`) ``previous`` does not hold (``previous``: counted with the same tokenizer;
+    ``previous_rows``: its vocabulary, term -> row in row order)."""
+    previous_rows = previous_rows or {}
+    previous_vocabulary = tuple(previous_rows)
     known: dict[bytes, int] = {}
     if previous is not None:
         for position, digest in enumerate(previous.digest_list()):
@@ -149,11 +151,17 @@ def count_terms(texts: Sequence[str], digests: Sequence[bytes], tokenizer: Token
     if previous is not None and len(reused):
         sizes[reused] = np.diff(previous.indptr)[source[reused]]
         old_rows = previous.terms[_ranges(previous.indptr[source[reused]], sizes[reused])].astype(np.int64)
-    used = np.unique(old_rows)
-    vocabulary = tuple(sorted({previous_vocabulary[row] for row in used.tolist()}.union(fresh_terms)))
-    row_of = {term: row for row, term in enumerate(vocabulary)}
-    remap = np.zeros(len(previous_vocabulary), dtype=np.int64)
-    remap[used] = [row_of[previous_vocabulary[row]] for row in used.tolist()]
+    in_use = np.zeros(len(previous_vocabulary), dtype=bool)
+    in_use[old_rows] = True
+    if previous_vocabulary and in_use.all() and all(term in previous_rows for term in fresh_terms):
+        # the usual edit: no term comes or goes, so the sorted vocabulary is the previous one
+        vocabulary, row_of, remap = previous_vocabulary, previous_rows, np.arange(len(previous_vocabulary))
+    else:
+        used = np.flatnonzero(in_use)
+        vocabulary = tuple(sorted({previous_vocabulary[row] for row in used.tolist()}.union(fresh_terms)))
+        row_of = {term: row for row, term in enumerate(vocabulary)}
+        remap = np.zeros(len(previous_vocabulary), dtype=np.int64)
+        remap[used] = [row_of[previous_vocabulary[row]] for row in used.tolist()]
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
     terms = np.zeros(int(indptr[-1]), dtype=np.int32)
@@ -280,7 +288,7 @@ class BM25Index(Index):
                 and previous.digest_list() == digests:
             return reuse
         vocabulary, counted = count_terms(texts, digests, tokenizer, previous,
-                                          reuse.vocabulary if reuse is not None else ())
+                                          reuse._term_row if reuse is not None else None)
         if not vocabulary:
             # rank_bm25 divides by the corpus size and the vocabulary size; with neither there is nothing to score.
             empty = sparse.csr_matrix((0, len(ids)), dtype=np.float64)
