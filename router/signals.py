@@ -11,7 +11,9 @@
   text (a tool catalogue), so such libraries route exactly as without them.
 
 :func:`build_signals` builds them with the index folder as a cache: when the folder holds the index of exactly
-these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded. Scores
+these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded, BM25
+re-tokenises only the texts that changed, and an index that comes out unchanged is kept and linked, not rewritten
+(:meth:`router.store.IndexFolder.write`). Scores
 are arrays in skill order (one row per request); fusion and the ranking rules are :mod:`indexes.fusion` and
 :mod:`router.ranking`.
 """
@@ -119,7 +121,10 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     example_keys = [text_key(model_id, e) for e in example_texts]
     body_rows = [i for i, t in enumerate(bodies) if t.strip()]
     body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
-    names = ("bm25", "dense", "body_bm25", "body_dense") if bodies else ("bm25", "dense")
+    # The indexes the folder keeps. body_dense is not among them: each of its rows is a vector of the cache (the
+    # body's, or the description's for a skill without body text), so it is assembled from the cache below,
+    # which costs less than writing, checking and reading 15 MB of copies at 10,000 skills.
+    names = ("bm25", "dense", "body_bm25") if bodies else ("bm25", "dense")
 
     snapshot = None
     if folder is not None:
@@ -128,7 +133,7 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
     cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
-    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index, "body_dense": DenseIndex}
+    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index}
     # The folder's indexes: used as they are when they were built from exactly these texts, otherwise each one is
     # the starting point of its rebuild (BM25 re-tokenises only changed texts; an index that comes out the same
     # is kept, so saving links its files instead of writing them again).
@@ -141,16 +146,17 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
             report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
             previous = {}
     if snapshot is not None and snapshot.signature == signature and len(previous) == len(names):
-        built: dict[str, Any] = previous
+        built: dict[str, Any] = dict(previous)
     else:
         built = {"dense": _dense(previous.get("dense"), ids, cache.embed(keys, embedded, encode)),
                  "bm25": BM25Index.from_texts(ids, list(texts), reuse=previous.get("bm25"))}
         if bodies:
             built["body_bm25"] = BM25Index.from_texts(ids, bodies, reuse=previous.get("body_bm25"))
-            # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
-            vectors = np.array(built["dense"].vectors, dtype=np.float32)
-            vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
-            built["body_dense"] = _dense(previous.get("body_dense"), ids, vectors)
+    if bodies:
+        # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
+        vectors = np.array(built["dense"].vectors, dtype=np.float32)
+        vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
+        built["body_dense"] = DenseIndex.from_vectors(ids, vectors)
     example_vectors = cache.embed(example_keys, example_texts, encode)
     owner = np.array([i for i, _ in pairs], dtype=np.int64)
     signals = Signals(ids, built["bm25"], built["dense"], example_vectors, owner, built.get("body_bm25"),

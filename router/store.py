@@ -10,7 +10,8 @@ Two parts:
       manifest.json        format, package version, the library it was built for, model id and dimension,
                            parameters, per-skill content hashes, the signature the built indexes were made
                            from, the generation folder, and the sha256 of every file in it
-      gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/ and dense/ (built indexes)
+      gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/, dense/ and body_bm25/
+                           (built indexes; body_dense is assembled from the cache, see router.signals)
       learned-examples.jsonl   examples added by ``skill-router learn`` (append-only, see router.learned)
 
   A save writes a new generation beside the old one and then replaces ``manifest.json`` (an atomic rename), so a
@@ -18,6 +19,10 @@ Two parts:
   files it names, checking each one's checksum; if a writer removed a generation meanwhile, it reads again.
   Writers exclude each other with one file lock (:func:`exclusive`) and say so when they wait for more than two
   seconds. Each save removes what a killed writer left behind (``*.tmp`` files, generations no manifest names).
+  What a save shares with the generation it replaces (an index that did not change, an unchanged cache) is
+  hard-linked from it with the checksums its manifest gave; only the rest is written, hashed and flushed to disk,
+  so the refresh after one edited skill writes that skill's indexes, not the whole library's. Files are never
+  changed in place, so a link never lets one generation change another.
 
 Embeddings are keyed by content and model only, so a folder shared by two libraries (an explicit ``--index-dir``)
 still saves embedding work; the built indexes are rebuilt when the skills differ, and learned examples are only
@@ -133,8 +138,7 @@ class EmbeddingCache:
         return EmbeddingCache(self.dim, wanted, self.get(wanted))
 
     def arrays(self) -> tuple[list[str], np.ndarray]:
-        keys = sorted(self._rows, key=self._rows.__getitem__)
-        return keys, self._vectors
+        return list(self._rows), self._vectors  # rows are numbered in insertion order
 
 
 # -- the folder ---------------------------------------------------------------------------------------------------
