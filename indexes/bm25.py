@@ -1,4 +1,4 @@
-"""BM25 lexical index: fitted with rank_bm25, scored from a precomputed sparse term x document matrix.
+"""BM25 lexical index: rank_bm25's statistics, scored from a precomputed sparse term x document matrix.
 
 BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond") scores a document
 ``d`` for a query ``q`` as ``sum over query tokens t of idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b +
@@ -16,16 +16,24 @@ b * |d| / avgdl))``. Three variants differ in idf (N documents, df(t) of them co
   ``idf = log((N + 1) / df)`` and ``delta`` added to the tf part. rank_bm25 adds ``idf * delta`` for every query
   term to every document, matching or not; the same constant is added here so scores equal rank_bm25's.
 
-``scores(text)`` equals rank_bm25's ``get_scores(tokenize(text))`` bit for bit: the per-(term, document)
-contributions are computed with the same float64 expression and summed in query-token order. Repeated query
-tokens count once per occurrence, as in rank_bm25. A search over 10,000 documents touches only the postings of
-the query's terms, so it takes well under a millisecond.
+``scores(text)`` equals rank_bm25's ``get_scores(tokenize(text))`` bit for bit: document lengths, document
+frequencies and idf are computed as rank_bm25 computes them (its idf with ``math.log``, okapi's mean idf summed in
+its order), and the per-(term, document) contributions with the same float64 expression, summed in query-token
+order. Repeated query tokens count once per occurrence, as in rank_bm25. A search over 10,000 documents touches
+only the postings of the query's terms, so it takes well under a millisecond.
+
+An index keeps each document's term counts with a digest of its text (:class:`TermCounts`), so
+``from_texts(..., reuse=old)`` tokenises only the texts ``old`` did not hold: replacing one document of 10,000
+re-tokenises one text instead of 10,000. Every statistic is then recomputed from the counts, so the result equals
+a build from scratch exactly (same vocabulary, same weights).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
@@ -76,6 +84,148 @@ def fit_rank_bm25(corpus_tokens: list[list[str]], params: BM25Params) -> BM25:
     return LuceneBM25(corpus_tokens, k1=params.k1, b=params.b)
 
 
+DIGEST_BYTES = 16
+
+
+def text_digest(text: str) -> bytes:
+    """The digest a document's term counts are kept under (BLAKE2b, 16 bytes, of the UTF-8 text)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """Each document's distinct terms with their counts, document by document, and a digest of its text.
+
+    ``terms[indptr[d]:indptr[d + 1]]`` are the vocabulary rows of document ``d`` in order of first occurrence (the
+    order rank_bm25 meets them, which okapi's mean idf depends on) and ``counts`` the same slice's term
+    frequencies; ``digests`` is one :func:`text_digest` per document, shape (documents, 16).
+    """
+
+    terms: np.ndarray  # int32
+    counts: np.ndarray  # int32
+    indptr: np.ndarray  # int64, documents + 1
+    digests: np.ndarray  # uint8, (documents, DIGEST_BYTES)
+
+    def digest_list(self) -> list[bytes]:
+        raw = self.digests.tobytes()
+        return [raw[i : i + DIGEST_BYTES] for i in range(0, len(raw), DIGEST_BYTES)]
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` for every i, concatenated."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
+
+
+def count_terms(texts: Sequence[str], digests: Sequence[bytes], tokenizer: Tokenizer,
+                previous: TermCounts | None = None, previous_rows: Mapping[str, int] | None = None
+                ) -> tuple[tuple[str, ...], TermCounts]:
+    """(sorted vocabulary, the term counts of ``texts`` in it), tokenising only the texts whose digest (``digests``,
+    by :func:`text_digest`) ``previous`` does not hold (``previous``: counted with the same tokenizer;
+    ``previous_rows``: its vocabulary, term -> row in row order)."""
+    previous_rows = previous_rows or {}
+    previous_vocabulary = tuple(previous_rows)
+    known: dict[bytes, int] = {}
+    if previous is not None:
+        for position, digest in enumerate(previous.digest_list()):
+            known.setdefault(digest, position)
+    n = len(texts)
+    source = np.full(n, -1, dtype=np.int64)  # the previous document each one reuses; -1: tokenised now
+    sizes = np.zeros(n, dtype=np.int64)
+    fresh_terms: list[str] = []
+    fresh_counts: list[int] = []
+    for i, (text, digest) in enumerate(zip(texts, digests)):
+        found = known.get(digest)
+        if found is None:
+            frequencies = Counter(tokenizer(text))  # insertion order: first occurrence, as rank_bm25 counts
+            fresh_terms.extend(frequencies)
+            fresh_counts.extend(frequencies.values())
+            sizes[i] = len(frequencies)
+        else:
+            source[i] = found
+    reused = np.flatnonzero(source >= 0)
+    old_rows = np.zeros(0, dtype=np.int64)
+    if previous is not None and len(reused):
+        sizes[reused] = np.diff(previous.indptr)[source[reused]]
+        old_rows = previous.terms[_ranges(previous.indptr[source[reused]], sizes[reused])].astype(np.int64)
+    in_use = np.zeros(len(previous_vocabulary), dtype=bool)
+    in_use[old_rows] = True
+    if previous_vocabulary and in_use.all() and all(term in previous_rows for term in fresh_terms):
+        # the usual edit: no term comes or goes, so the sorted vocabulary is the previous one
+        vocabulary, row_of, remap = previous_vocabulary, previous_rows, np.arange(len(previous_vocabulary))
+    else:
+        used = np.flatnonzero(in_use)
+        vocabulary = tuple(sorted({previous_vocabulary[row] for row in used.tolist()}.union(fresh_terms)))
+        row_of = {term: row for row, term in enumerate(vocabulary)}
+        remap = np.zeros(len(previous_vocabulary), dtype=np.int64)
+        remap[used] = [row_of[previous_vocabulary[row]] for row in used.tolist()]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    terms = np.zeros(int(indptr[-1]), dtype=np.int32)
+    counts = np.zeros(int(indptr[-1]), dtype=np.int32)
+    if len(reused):
+        assert previous is not None
+        into = _ranges(indptr[reused], sizes[reused])
+        terms[into] = remap[old_rows]
+        counts[into] = previous.counts[_ranges(previous.indptr[source[reused]], sizes[reused])]
+    fresh = np.flatnonzero(source < 0)
+    if len(fresh_terms):
+        into = _ranges(indptr[fresh], sizes[fresh])
+        terms[into] = [row_of[term] for term in fresh_terms]
+        counts[into] = fresh_counts
+    digest_array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(n, DIGEST_BYTES).copy()
+    return vocabulary, TermCounts(terms, counts, indptr, digest_array)
+
+
+def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Params
+               ) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """(term x document weight matrix, per-term constant) from term counts, with rank_bm25's numbers: the same
+    document lengths, average length, idf (``math.log`` of the same expression) and weight expression."""
+    n, size = len(counted.indptr) - 1, len(vocabulary)
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(counted.indptr))
+    terms = counted.terms.astype(np.int64)
+    q_freq = counted.counts.astype(np.int64)
+    doc_len = np.bincount(doc_of, weights=q_freq, minlength=n).astype(np.int64)
+    avgdl = int(doc_len.sum()) / n  # rank_bm25: the sum of the lengths (an int) over the corpus size
+    frequency = np.bincount(terms, minlength=size)
+    distinct, where = np.unique(frequency, return_inverse=True)
+    if params.variant == "okapi":
+        by_frequency = [math.log(n - f + 0.5) - math.log(f + 0.5) for f in distinct.tolist()]
+    elif params.variant == "plus":
+        by_frequency = [math.log((n + 1) / f) for f in distinct.tolist()]
+    else:
+        by_frequency = [math.log(1 + (n - f + 0.5) / (f + 0.5)) for f in distinct.tolist()]
+    idf = np.array(by_frequency, dtype=np.float64)[where]
+    if params.variant == "okapi":
+        # rank_bm25 floors negative idf at epsilon times the mean idf, summed in the order it met the terms:
+        # document by document, each document's terms in order of first occurrence.
+        _, first = np.unique(terms, return_index=True)
+        idf_sum = 0.0
+        for value in idf[np.argsort(first, kind="stable")].tolist():
+            idf_sum += value
+        idf = np.where(idf < 0, params.epsilon * (idf_sum / size), idf)
+    term_idf = idf[terms]
+    doc_len = doc_len[doc_of]
+    # Same float64 expressions, in the same order, as rank_bm25's get_scores, so sums agree bit for bit.
+    if params.variant == "plus":
+        values = term_idf * (
+            params.delta + (q_freq * (params.k1 + 1))
+            / (params.k1 * (1 - params.b + params.b * doc_len / avgdl) + q_freq)
+        )
+        term_constant = idf * (params.delta + 0.0)
+    else:
+        values = term_idf * (
+            q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / avgdl))
+        )
+        term_constant = np.zeros(size)
+    weights = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
+    weights.sort_indices()
+    return weights, term_constant
+
+
 class BM25Index(Index):
     """A BM25 index over texts; build with :meth:`from_texts`, query with :meth:`search` or :meth:`scores`."""
 
@@ -89,11 +239,14 @@ class BM25Index(Index):
         term_constant: np.ndarray,
         params: BM25Params,
         tokenizer: Tokenizer,
+        counts: TermCounts | None = None,
     ) -> None:
-        """Assemble a built index; use :meth:`from_texts` or :meth:`load` rather than calling this."""
+        """Assemble a built index; use :meth:`from_texts` or :meth:`load` rather than calling this. ``counts``
+        (None for an index saved without them) is what a later :meth:`from_texts` can reuse."""
         super().__init__(ids)
         self.params = params
         self.tokenizer = tokenizer
+        self.counts = counts
         self._vocabulary = vocabulary
         self._term_row = {term: row for row, term in enumerate(vocabulary)}
         self._weights = weights
@@ -111,6 +264,7 @@ class BM25Index(Index):
         delta: float = 1.0,
         epsilon: float = 0.25,
         tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+        reuse: BM25Index | None = None,
     ) -> BM25Index:
         """Tokenize ``texts`` and build the index.
 
@@ -122,42 +276,25 @@ class BM25Index(Index):
             delta: BM25+'s lower bound on a matching term's tf part (``"plus"`` only).
             epsilon: BM25Okapi's floor for negative idf, as a share of the mean idf (``"okapi"`` only).
             tokenizer: applied to documents now and to queries later; persisted with the index.
+            reuse: an earlier index whose documents' term counts are reused wherever a text is unchanged (only
+                with the same tokenizer); the result equals a build from scratch. When ids, texts and
+                parameters are all the same, ``reuse`` itself is returned.
         """
         params = BM25Params(k1=k1, b=b, variant=variant, delta=delta, epsilon=epsilon)
         ids = check_ids(ids, len(texts))
-        corpus = [tokenizer(text) for text in texts]
-        if not any(corpus):
+        digests = [text_digest(text) for text in texts]
+        previous = reuse.counts if reuse is not None and reuse.tokenizer == tokenizer else None
+        if reuse is not None and previous is not None and reuse.params == params and reuse.ids == ids \
+                and previous.digest_list() == digests:
+            return reuse
+        vocabulary, counted = count_terms(texts, digests, tokenizer, previous,
+                                          reuse._term_row if reuse is not None else None)
+        if not vocabulary:
             # rank_bm25 divides by the corpus size and the vocabulary size; with neither there is nothing to score.
             empty = sparse.csr_matrix((0, len(ids)), dtype=np.float64)
-            return cls(ids, (), empty, np.zeros(0), params, tokenizer)
-        model = fit_rank_bm25(corpus, params)
-        vocabulary = tuple(sorted(model.idf))
-        row_of = {term: row for row, term in enumerate(vocabulary)}
-        rows, cols, tfs = [], [], []
-        for col, frequencies in enumerate(model.doc_freqs):
-            for term, tf in frequencies.items():
-                rows.append(row_of[term])
-                cols.append(col)
-                tfs.append(tf)
-        idf = np.array([model.idf[term] for term in vocabulary], dtype=np.float64)
-        q_freq = np.array(tfs, dtype=np.int64)
-        doc_len = np.array(model.doc_len, dtype=np.int64)[cols]
-        term_idf = idf[rows]
-        # Same float64 expressions, in the same order, as rank_bm25's get_scores, so sums agree bit for bit.
-        if params.variant == "plus":
-            values = term_idf * (
-                params.delta + (q_freq * (params.k1 + 1))
-                / (params.k1 * (1 - params.b + params.b * doc_len / model.avgdl) + q_freq)
-            )
-            term_constant = idf * (params.delta + 0.0)
-        else:
-            values = term_idf * (
-                q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / model.avgdl))
-            )
-            term_constant = np.zeros(len(vocabulary))
-        weights = sparse.csr_matrix((values, (rows, cols)), shape=(len(vocabulary), len(ids)), dtype=np.float64)
-        weights.sort_indices()
-        return cls(ids, vocabulary, weights, term_constant, params, tokenizer)
+            return cls(ids, (), empty, np.zeros(0), params, tokenizer, counted)
+        weights, term_constant = fit_counts(vocabulary, counted, params)
+        return cls(ids, vocabulary, weights, term_constant, params, tokenizer, counted)
 
     @property
     def vocabulary(self) -> tuple[str, ...]:
@@ -198,7 +335,7 @@ class BM25Index(Index):
         return top_hits(self._ids, self._id_order, scores, k, np.flatnonzero(matched))
 
     def save(self, folder: Path) -> None:
-        """Write the manifest, ids, vocabulary and the CSR arrays to ``folder``."""
+        """Write the manifest, ids, vocabulary, the CSR arrays and the term counts to ``folder``."""
         folder = Path(folder)
         params: dict[str, Any] = {
             "k1": self.params.k1,
@@ -214,6 +351,11 @@ class BM25Index(Index):
         write_array(folder / "weights_indices.npy", self._weights.indices.astype(np.int64))
         write_array(folder / "weights_indptr.npy", self._weights.indptr.astype(np.int64))
         write_array(folder / "term_constant.npy", self._term_constant.astype(np.float64))
+        if self.counts is not None:
+            write_array(folder / "doc_terms.npy", self.counts.terms.astype(np.int32))
+            write_array(folder / "doc_counts.npy", self.counts.counts.astype(np.int32))
+            write_array(folder / "doc_indptr.npy", self.counts.indptr.astype(np.int64))
+            write_array(folder / "doc_digests.npy", self.counts.digests.astype(np.uint8))
 
     @classmethod
     def load(cls, folder: Path) -> Self:
@@ -249,4 +391,30 @@ class BM25Index(Index):
                 "rebuild the index"
             )
         weights = sparse.csr_matrix((data, indices, indptr), shape=(len(vocabulary), len(ids)))
-        return cls(ids, tuple(vocabulary), weights, term_constant, params, tokenizer)
+        return cls(ids, tuple(vocabulary), weights, term_constant, params, tokenizer,
+                   cls._load_counts(folder, len(ids), len(vocabulary)))
+
+    @staticmethod
+    def _load_counts(folder: Path, documents: int, terms: int) -> TermCounts | None:
+        """The saved term counts (None for an index saved before they were kept: it loads, and a rebuild from
+        it tokenises every text)."""
+        if not (folder / "doc_indptr.npy").exists():
+            return None
+        counted = TermCounts(
+            read_array(folder / "doc_terms.npy", dtype=np.int32, ndim=1),
+            read_array(folder / "doc_counts.npy", dtype=np.int32, ndim=1),
+            read_array(folder / "doc_indptr.npy", dtype=np.int64, ndim=1),
+            read_array(folder / "doc_digests.npy", dtype=np.uint8, ndim=2),
+        )
+        indptr = counted.indptr
+        consistent = (
+            len(indptr) == documents + 1 and indptr[0] == 0 and bool(np.all(np.diff(indptr) >= 0))
+            and len(counted.terms) == len(counted.counts) == indptr[-1]
+            and counted.digests.shape == (documents, DIGEST_BYTES)
+            and (len(counted.terms) == 0 or (counted.terms.min() >= 0 and counted.terms.max() < terms
+                                             and counted.counts.min() >= 1))
+        )
+        if not consistent:
+            raise IndexLoadError(f"the term counts in '{folder}' do not fit {terms} terms x {documents} documents: "
+                                 "rebuild the index")
+        return counted

@@ -11,7 +11,9 @@
   text (a tool catalogue), so such libraries route exactly as without them.
 
 :func:`build_signals` builds them with the index folder as a cache: when the folder holds the index of exactly
-these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded. Scores
+these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded, BM25
+re-tokenises only the texts that changed, and an index that comes out unchanged is kept and linked, not rewritten
+(:meth:`router.store.IndexFolder.write`). Scores
 are arrays in skill order (one row per request); fusion and the ranking rules are :mod:`indexes.fusion` and
 :mod:`router.ranking`.
 """
@@ -119,7 +121,10 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     example_keys = [text_key(model_id, e) for e in example_texts]
     body_rows = [i for i, t in enumerate(bodies) if t.strip()]
     body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
-    names = ("bm25", "dense", "body_bm25", "body_dense") if bodies else ("bm25", "dense")
+    # The indexes the folder keeps. body_dense is not among them: each of its rows is a vector of the cache (the
+    # body's, or the description's for a skill without body text), so it is assembled from the cache below,
+    # which costs less than writing, checking and reading 15 MB of copies at 10,000 skills.
+    names = ("bm25", "dense", "body_bm25") if bodies else ("bm25", "dense")
 
     snapshot = None
     if folder is not None:
@@ -128,21 +133,26 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
     cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
-    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index, "body_dense": DenseIndex}
-    built: dict[str, Any] = {}
-    if snapshot is not None and snapshot.signature == signature:
+    kinds = {"bm25": BM25Index, "dense": DenseIndex, "body_bm25": BM25Index}
+    # The folder's indexes: used as they are when they were built from exactly these texts, otherwise each one is
+    # the starting point of its rebuild (BM25 re-tokenises only changed texts; an index that comes out the same
+    # is kept, so saving links its files instead of writing them again).
+    previous: dict[str, Any] = {}
+    if snapshot is not None:
+        same = snapshot.signature == signature
         try:
-            built = {name: snapshot.load_index(name, kinds[name]) for name in names}
+            previous = {name: snapshot.load_index(name, kinds[name]) for name in names if same or snapshot.has(name)}
         except StaleIndex as exc:
             report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
-            built = {}
-    if "dense" not in built:
-        built["dense"] = DenseIndex.from_vectors(ids, cache.embed(keys, embedded, encode))
-    if "bm25" not in built:
-        built["bm25"] = BM25Index.from_texts(ids, list(texts))
-    if bodies and "body_bm25" not in built:
-        built["body_bm25"] = BM25Index.from_texts(ids, bodies)
-    if bodies and "body_dense" not in built:
+            previous = {}
+    if snapshot is not None and snapshot.signature == signature and len(previous) == len(names):
+        built: dict[str, Any] = dict(previous)
+    else:
+        built = {"dense": _dense(previous.get("dense"), ids, cache.embed(keys, embedded, encode)),
+                 "bm25": BM25Index.from_texts(ids, list(texts), reuse=previous.get("bm25"))}
+        if bodies:
+            built["body_bm25"] = BM25Index.from_texts(ids, bodies, reuse=previous.get("body_bm25"))
+    if bodies:
         # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
         vectors = np.array(built["dense"].vectors, dtype=np.float32)
         vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)
@@ -157,10 +167,20 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     if persist and folder is not None and not current:
         try:
             folder.write(cache.pruned(keys + example_keys + body_keys), {n: built[n] for n in names},
-                         model_id=model_id, dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature)
+                         model_id=model_id, dim=dim, parameters=parameters, skill_hashes=hashes, signature=signature,
+                         previous=snapshot)
             report.saved = True
         except OSError as exc:
             report.saved = False
             report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
     report.notes.extend(folder.notes if folder is not None else ())
     return signals, report
+
+
+def _dense(previous: "DenseIndex | None", ids: tuple[str, ...], vectors: np.ndarray) -> "DenseIndex":
+    """A dense index over ``vectors``: ``previous`` itself when it holds exactly these ids and vectors."""
+    from indexes import DenseIndex
+
+    if previous is not None and previous.ids == ids and np.array_equal(previous.vectors, vectors):
+        return previous
+    return DenseIndex.from_vectors(ids, vectors)

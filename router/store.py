@@ -10,7 +10,8 @@ Two parts:
       manifest.json        format, package version, the library it was built for, model id and dimension,
                            parameters, per-skill content hashes, the signature the built indexes were made
                            from, the generation folder, and the sha256 of every file in it
-      gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/ and dense/ (built indexes)
+      gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/, dense/ and body_bm25/
+                           (built indexes; body_dense is assembled from the cache, see router.signals)
       learned-examples.jsonl   examples added by ``skill-router learn`` (append-only, see router.learned)
 
   A save writes a new generation beside the old one and then replaces ``manifest.json`` (an atomic rename), so a
@@ -18,6 +19,10 @@ Two parts:
   files it names, checking each one's checksum; if a writer removed a generation meanwhile, it reads again.
   Writers exclude each other with one file lock (:func:`exclusive`) and say so when they wait for more than two
   seconds. Each save removes what a killed writer left behind (``*.tmp`` files, generations no manifest names).
+  What a save shares with the generation it replaces (an index that did not change, an unchanged cache) is
+  hard-linked from it with the checksums its manifest gave; only the rest is written, hashed and flushed to disk,
+  so the refresh after one edited skill writes that skill's indexes, not the whole library's. Files are never
+  changed in place, so a link never lets one generation change another.
 
 Embeddings are keyed by content and model only, so a folder shared by two libraries (an explicit ``--index-dir``)
 still saves embedding work; the built indexes are rebuilt when the skills differ, and learned examples are only
@@ -133,8 +138,7 @@ class EmbeddingCache:
         return EmbeddingCache(self.dim, wanted, self.get(wanted))
 
     def arrays(self) -> tuple[list[str], np.ndarray]:
-        keys = sorted(self._rows, key=self._rows.__getitem__)
-        return keys, self._vectors
+        return list(self._rows), self._vectors  # rows are numbered in insertion order
 
 
 # -- the folder ---------------------------------------------------------------------------------------------------
@@ -166,24 +170,38 @@ def exclusive(folder: str, notes: list[str] | None = None) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One consistent read of an index folder: the manifest, the cache, and the generation's folder."""
+    """One consistent read of an index folder: the manifest, the cache (and the keys it was read with), the
+    generation's folder, and the indexes loaded from it (which a save can link instead of writing again)."""
 
     manifest: Mapping[str, Any]
     cache: EmbeddingCache
     generation: Path
+    keys: tuple[str, ...] = ()
+    loaded: dict[str, Any] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
         return str(self.manifest.get("signature", ""))
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        """The generation's files (relative paths) and their checksums, as the manifest names them."""
+        return self.manifest["files"]
+
+    def has(self, name: str) -> bool:
+        """Whether the generation holds an index saved under ``name``."""
+        return any(path.startswith(f"{name}/") for path in self.files)
 
     def load_index(self, name: str, kind: Any) -> Any:
         """The built index saved under ``name`` (its files were checked when the snapshot was read)."""
         from indexes import IndexLoadError
 
         try:
-            return kind.load(self.generation / name)
+            index = kind.load(self.generation / name)
         except (OSError, IndexLoadError) as exc:
             raise StaleIndex(f"has a {name} index that does not load ({_first_line(exc)})") from None
+        self.loaded[name] = index
+        return index
 
 
 @dataclass
@@ -260,7 +278,7 @@ class IndexFolder:
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or vectors.dtype != np.float32 \
                 or vectors.shape != (len(keys), dim):
             raise StaleIndex(f"holds vectors of shape {vectors.shape}, expected ({_short(len(keys))}, {dim})")
-        return Snapshot(manifest, EmbeddingCache(dim, keys, vectors), folder)
+        return Snapshot(manifest, EmbeddingCache(dim, keys, vectors), folder, tuple(keys))
 
     def built_for(self) -> str | None:
         """The library the folder's index was last built for (None when there is no readable manifest)."""
@@ -273,21 +291,34 @@ class IndexFolder:
 
     # -- writing ----------------------------------------------------------------------------------------------
     def write(self, cache: EmbeddingCache, indexes: Mapping[str, Any], *, model_id: str, dim: int,
-              parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], signature: str) -> None:
-        """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it."""
+              parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], signature: str,
+              previous: Snapshot | None = None) -> None:
+        """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it.
+
+        What is unchanged since ``previous`` (the snapshot the caller read: an index it loaded from there, a cache
+        with exactly the keys it was read with) is hard-linked from that generation with the checksums its
+        manifest gives, rather than written and hashed again; where a link cannot be made (the generation is
+        gone, another file system, no hard links) it is written."""
         with exclusive(self.path, self.notes):
             generation = f"gen-{uuid.uuid4().hex[:12]}"
             fresh = Path(tempfile.mkdtemp(dir=self.path, prefix=f".{generation}.", suffix=".tmp"))
             try:
                 keys, vectors = cache.arrays()
-                with open(fresh / VECTORS, "wb") as handle:
-                    np.save(handle, vectors, allow_pickle=False)
-                (fresh / KEYS).write_text(json.dumps(keys), encoding="utf-8")
+                files: dict[str, str] = {}
+                if previous is None or tuple(keys) != previous.keys or not _link(previous, (VECTORS, KEYS),
+                                                                                   fresh, files):
+                    with open(fresh / VECTORS, "wb") as handle:
+                        np.save(handle, vectors, allow_pickle=False)
+                    (fresh / KEYS).write_text(json.dumps(keys), encoding="utf-8")
                 for name, index in indexes.items():
+                    if previous is not None and previous.loaded.get(name) is index and _link(
+                            previous, [p for p in previous.files if p.startswith(f"{name}/")], fresh, files):
+                        continue
                     index.save(fresh / name)
-                files = {p.relative_to(fresh).as_posix(): sha256_file(p) for p in sorted(fresh.rglob("*"))
-                         if p.is_file()}
-                _fsync_tree(fresh)
+                written = [p for p in sorted(fresh.rglob("*")) if p.is_file()
+                           and p.relative_to(fresh).as_posix() not in files]
+                files.update({p.relative_to(fresh).as_posix(): sha256_file(p) for p in written})
+                _fsync_files(written)
                 os.rename(fresh, Path(self.path) / generation)
             except BaseException:
                 shutil.rmtree(fresh, ignore_errors=True)
@@ -330,11 +361,30 @@ def _atomic_write(path: str, text: str) -> None:
         raise
 
 
-def _fsync_tree(folder: Path) -> None:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
+def _link(previous: Snapshot, paths: Sequence[str], fresh: Path, files: dict[str, str]) -> bool:
+    """Hard-link ``paths`` of the previous generation into ``fresh``, adding their checksums to ``files``; on any
+    failure remove what was linked and return False (the caller writes the files instead)."""
+    linked: list[Path] = []
+    try:
+        for path in paths:
+            target = fresh / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(previous.generation / path, target)
+            linked.append(target)
+    except OSError:
+        for target in linked:
+            with contextlib.suppress(OSError):
+                target.unlink()
+        return False
+    files.update({path: previous.files[path] for path in paths})
+    return bool(paths)
+
+
+def _fsync_files(paths: Sequence[Path]) -> None:
+    """Flush written files to disk (linked ones were flushed when their own generation was written)."""
+    for path in paths:
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
 
 
 def _listdir(path: str) -> list[str]:

@@ -86,7 +86,11 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
     if mode == "headings":
         # A '# comment' line inside a fenced code block (shell, Python) is code, not a heading.
         return " ".join(_HEADING.findall(_FENCED.sub("", body)))
-    return " ".join(body.split()[:tokens])
+    # Split only a prefix of a long body: when it holds more than ``tokens`` words, the first ``tokens`` are whole.
+    words = body[: 16 * tokens + 64].split(maxsplit=tokens)
+    if len(words) <= tokens:
+        words = body.split(maxsplit=tokens)
+    return " ".join(words[:tokens])
 
 
 def _descriptions(skill: Skill) -> tuple[str, str]:

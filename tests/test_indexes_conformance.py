@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from indexes import BM25Index, DenseIndex, Hit, tokenize
+from indexes.tokenize import Tokenizer
 from indexes.base import Index
 from indexes.bm25 import BM25Params, fit_rank_bm25
 from reference import bm25_reference_scores
@@ -173,3 +174,87 @@ def test_bad_inputs_are_refused_with_the_fix() -> None:
     index = DenseIndex.from_vectors(["a"], np.array([[0.6, 0.8]], dtype=np.float32))
     with pytest.raises(ValueError, match="holds 2-d vectors"):
         index.search(np.ones(3), 1)
+
+
+def _random_corpus(rng: np.random.Generator, n: int) -> list[str]:
+    words = ("weather forecast city radar alert currency exchange rate paper arxiv slide deck pdf form text stock "
+             "price history translate language review code query plan index table chart the and of").split()
+    # Skewed word choice, so some terms are in most documents (okapi's negative idf) and some in one.
+    p = 1.0 / np.arange(1, len(words) + 1)
+    return [" ".join(rng.choice(words, size=int(rng.integers(0, 14)), p=p / p.sum())) for _ in range(n)]
+
+
+def _same_index(a: BM25Index, b: BM25Index) -> None:
+    assert a.ids == b.ids and a.vocabulary == b.vocabulary and a.params == b.params
+    for mine, theirs in ((a._weights.data, b._weights.data), (a._weights.indices, b._weights.indices),
+                         (a._weights.indptr, b._weights.indptr), (a._term_constant, b._term_constant)):
+        assert np.array_equal(mine, theirs)
+    assert a.counts is not None and b.counts is not None
+    for field in ("terms", "counts", "indptr", "digests"):
+        assert np.array_equal(getattr(a.counts, field), getattr(b.counts, field)), field
+
+
+@pytest.mark.parametrize("variant", ["lucene", "okapi", "plus"])
+def test_bm25_updated_from_an_earlier_index_equals_a_rebuild_exactly(variant: str) -> None:
+    rng = np.random.default_rng(11)
+    texts = _random_corpus(rng, 60)
+    ids = [f"d{i:03d}" for i in range(len(texts))]
+    index = BM25Index.from_texts(ids, texts, variant=variant)
+    queries = [*QUERIES, "weather the the of", "pdf pdf form", *_random_corpus(rng, 10)]
+    for step in range(25):
+        ids, texts = list(ids), list(texts)
+        edit = step % 5
+        if edit == 0:  # one document's text changes
+            texts[int(rng.integers(len(texts)))] = _random_corpus(rng, 1)[0]
+        elif edit == 1:  # one added, with a term no document had
+            ids.append(f"new{step}")
+            texts.append(f"zebra{step} " + _random_corpus(rng, 1)[0])
+        elif edit == 2 and len(ids) > 2:  # one removed: its terms may leave the vocabulary
+            gone = int(rng.integers(len(ids)))
+            del ids[gone], texts[gone]
+        elif edit == 3:  # reordered, one emptied
+            order = rng.permutation(len(ids))
+            ids, texts = [ids[i] for i in order], [texts[i] for i in order]
+            texts[0] = ""
+        updated = BM25Index.from_texts(ids, texts, variant=variant, reuse=index)
+        rebuilt = BM25Index.from_texts(ids, texts, variant=variant)
+        _same_index(updated, rebuilt)
+        model = fit_rank_bm25([tokenize(text) for text in texts], BM25Params(variant=variant))
+        for query in queries:
+            assert np.array_equal(updated.scores(query), model.get_scores(tokenize(query))), (step, query)
+        index = updated
+
+
+def test_bm25_reuse_tokenises_only_changed_texts_and_returns_an_unchanged_index_itself() -> None:
+    calls: list[str] = []
+
+    class Counting(Tokenizer):
+        def __call__(self, text: str) -> list[str]:
+            calls.append(text)
+            return super().__call__(text)
+
+    tokenizer = Counting()
+    index = BM25Index.from_texts(IDS, TEXTS, tokenizer=tokenizer)
+    assert len(calls) == len(TEXTS)
+    calls.clear()
+    assert BM25Index.from_texts(IDS, TEXTS, tokenizer=tokenizer, reuse=index) is index
+    assert calls == []
+    changed = [*TEXTS[:-1], "Translate speech between languages"]
+    updated = BM25Index.from_texts(IDS, changed, tokenizer=tokenizer, reuse=index)
+    assert calls == ["Translate speech between languages"]
+    assert np.array_equal(updated.scores("speech"), BM25Index.from_texts(IDS, changed).scores("speech"))
+    # Another tokenizer or other parameters: nothing is reused that would not be rebuilt the same way.
+    calls.clear()
+    other = BM25Index.from_texts(IDS, TEXTS, tokenizer=Tokenizer(stem="none"), reuse=index)
+    assert other is not index and other.vocabulary == BM25Index.from_texts(IDS, TEXTS, tokenizer=Tokenizer(
+        stem="none")).vocabulary
+    assert BM25Index.from_texts(IDS, TEXTS, tokenizer=tokenizer, reuse=index, k1=1.2) is not index
+
+
+def test_bm25_term_counts_survive_save_and_load(tmp_path) -> None:
+    index = BM25Index.from_texts(IDS, TEXTS)
+    index.save(tmp_path)
+    loaded = BM25Index.load(tmp_path)
+    _same_index(loaded, index)
+    changed = [*TEXTS[:-1], "Translate speech between languages"]
+    _same_index(BM25Index.from_texts(IDS, changed, reuse=loaded), BM25Index.from_texts(IDS, changed))

@@ -22,7 +22,7 @@ from router.config import RouterConfig
 from router.errors import ConfigError, MessageError, SkillRouterError, SkillToolError
 from router.evaluation.labels import LabelsError, load_requests
 from router.files import MAX_SKILL_FILE_BYTES, FileTooLargeError, NotRegularFileError
-from router.frontmatter import MAX_YAML_DEPTH, YAMLNestingError, safe_load
+from router.frontmatter import MAX_YAML_DEPTH, YAMLNestingError, compose, safe_load
 from router.paths import resolve_skill_path
 from router.profiles import get_profile, profile_names
 from router.library import discover
@@ -80,6 +80,39 @@ def test_r01_deep_yaml_is_a_yaml_error_not_a_recursion_error() -> None:
     assert isinstance(YAMLNestingError("x"), yaml.YAMLError)  # every caller's YAML handling applies
     depth = MAX_YAML_DEPTH - 1  # the mapping is one more level: this is exactly the limit, which is accepted
     assert safe_load("x: " + "[" * depth + "]" * depth)["x"] is not None
+
+
+def _node_tree(node: yaml.Node | None, seen: frozenset[int] = frozenset()) -> object:
+    if node is None or id(node) in seen:
+        return "..."
+    mark = (node.start_mark.line, node.start_mark.column)  # what error messages quote
+    inner = seen | {id(node)}
+    if isinstance(node, yaml.ScalarNode):
+        return ("scalar", node.tag, node.value, node.style, mark)
+    if isinstance(node, yaml.MappingNode):
+        return ("map", node.tag, [(_node_tree(k, inner), _node_tree(v, inner)) for k, v in node.value], mark)
+    return ("seq", node.tag, [_node_tree(v, inner) for v in node.value], mark)
+
+
+@pytest.mark.parametrize("text", [
+    "name: a\ndescription: plain words, with: colons — and dashes\n",
+    "name:\ndescription: null\nquoted: 'null'\ndouble: \"null\"\ntilde: ~\n",
+    "description: |\n  block\n  text\nfolded: >-\n  folded\n  text\n",
+    "metadata:\n  short-description: x\n  list: [1, {a: b}]\n- broken",
+    "a: &x [b, c]\nd: [*x, *x]\ne: !!str 12\nf: 0x1F\ng: true\n",
+    "name: é — ünïcode\ndescription: \"tab\\there\"\n",
+    "just a scalar", "", "[1, 2]", "key: [unclosed", "a: b\na: c\n", "x: " + "[" * 50 + "]" * 50,
+])
+def test_r01_compose_gives_the_pure_python_tree(text: str) -> None:
+    # compose() goes through libyaml for speed; every profile reads the node tree PyYAML's own composer builds.
+    try:
+        expected = _node_tree(yaml.compose(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        with pytest.raises(yaml.YAMLError) as raised:
+            compose(text)
+        assert str(raised.value) == str(exc)
+        return
+    assert _node_tree(compose(text)) == expected
 
 
 @pytest.mark.parametrize("profile", ["genkit", "agentskills"])

@@ -4,6 +4,7 @@ damaged, one folder per library, readers that never wait, writers that clean up 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -392,3 +393,118 @@ def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: P
     request = "write me a villanelle"
     assert [m.id for m in refreshed.rank(request)] == [m.id for m in fresh.rank(request)]
     assert refreshed.rank(request)[0].scores["body_bm25"] == fresh.rank(request)[0].scores["body_bm25"] > 0
+
+
+def _inodes(index: Path) -> dict[str, int]:
+    data = json.loads((index / MANIFEST).read_text())
+    return {name: (index / data["generation"] / name).stat().st_ino for name in data["files"]}
+
+
+def _checksums_hold(index: Path) -> bool:
+    from router.store import sha256_file
+
+    data = json.loads((index / MANIFEST).read_text())
+    return all(sha256_file(index / data["generation"] / name) == digest for name, digest in data["files"].items())
+
+
+def _body_router(tmp_path: Path, encoder, index: str = "idx") -> Router:
+    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0),
+                              index_folder=str(tmp_path / index), encoder=encoder)
+
+
+def _edit_body(skills: Path) -> None:
+    path = skills / "poem-writer" / "SKILL.md"
+    path.write_text(path.read_text().replace("# poem-writer", "# poem-writer\nSonnets and villanelles too."),
+                    encoding="utf-8")
+
+
+def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_back_whole(tmp_path: Path,
+                                                                                       encoder: Encoder) -> None:
+    write_library(tmp_path / "skills")
+    _body_router(tmp_path, encoder).build()
+    before = _inodes(tmp_path / "idx")
+    _edit_body(tmp_path / "skills")
+    refreshed = _body_router(tmp_path, encoder).build()
+    assert refreshed.embedded_count == 1 and refreshed.saved is True and refreshed.notes == []
+    after = _inodes(tmp_path / "idx")
+    linked = {name for name in after if before.get(name) == after[name]}
+    # the description's indexes did not change: the new generation links their files; the rest is written anew
+    assert linked == {name for name in after if name.split("/")[0] in ("bm25", "dense")} and linked
+    assert all(name.split("/")[0] == "body_bm25" or name in (VECTORS, "keys.json") for name in set(after) - linked)
+    assert not any(name.startswith("body_dense/") for name in after)  # assembled from the cache, never saved
+    assert _checksums_hold(tmp_path / "idx")
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted(
+        [".lock", MANIFEST, manifest(tmp_path)["generation"]])
+    # read back by a new router: nothing rebuilt, and the same scores as a build from scratch
+    reloaded, fresh = _body_router(tmp_path, Refusing(encoder)).build(), _body_router(tmp_path, encoder, "fresh")
+    assert reloaded.notes == [] and reloaded.saved is None
+    for request in ("write me a villanelle", RAIN, "make my sql query faster"):
+        got, want = reloaded.score_many([request]).signals, fresh.score_many([request]).signals
+        for name in ("bm25", "body_bm25"):
+            assert np.array_equal(got[name], want[name]), name
+        np.testing.assert_allclose(got["body_dense"], want["body_dense"], atol=1e-5)
+
+
+def test_a_file_that_cannot_be_linked_is_written_and_checksummed(tmp_path: Path, encoder: Encoder,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    write_library(tmp_path / "skills")
+    _body_router(tmp_path, encoder).build()
+    before = _inodes(tmp_path / "idx")
+
+    def no_links(*_: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr("router.store.os.link", no_links)
+    _edit_body(tmp_path / "skills")
+    refreshed = _body_router(tmp_path, encoder).build()
+    assert refreshed.saved is True and refreshed.notes == []
+    assert not set(before.values()) & set(_inodes(tmp_path / "idx").values())
+    assert _checksums_hold(tmp_path / "idx")
+    assert _body_router(tmp_path, Refusing(encoder)).build().notes == []
+
+
+def test_a_damaged_linked_file_is_detected_and_rebuilt(tmp_path: Path, encoder: Encoder) -> None:
+    write_library(tmp_path / "skills")
+    _body_router(tmp_path, encoder).build()
+    _edit_body(tmp_path / "skills")
+    _body_router(tmp_path, encoder).build()
+    path = generation(tmp_path) / "bm25" / "weights_data.npy"
+    weights = np.load(path)
+    weights[0] += 1.0
+    np.save(path, weights)
+    router = _body_router(tmp_path, encoder).build()
+    assert any("bm25/weights_data.npy (checksum mismatch)" in n and "rebuilding" in n for n in router.notes)
+    assert _checksums_hold(tmp_path / "idx") and _body_router(tmp_path, Refusing(encoder)).build().notes == []
+
+
+def test_an_edit_that_keeps_the_size_and_modification_time_is_still_seen(built: Path, encoder: Encoder) -> None:
+    path = built / "skills" / "poem-writer" / "SKILL.md"
+    stat = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("haiku", "verse"), encoding="utf-8")  # same length
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    router = make_router(built, encoder).build()
+    assert router.embedded_count == 1 and router.rank("some verse")[0].id == "poem-writer"
+    assert router.rank("some verse")[0].scores["bm25"] > 0
+
+
+def test_a_bm25_index_saved_without_term_counts_loads_and_is_rebuilt_with_them(tmp_path: Path,
+                                                                               encoder: Encoder) -> None:
+    write_library(tmp_path / "skills")
+    _body_router(tmp_path, encoder).build()
+    index = tmp_path / "idx"
+    data = json.loads((index / MANIFEST).read_text())
+    for name in [n for n in data["files"] if "/doc_" in n]:  # what an earlier version saved
+        (index / data["generation"] / name).unlink()
+        del data["files"][name]
+    (index / MANIFEST).write_text(json.dumps(data))
+    loaded = _body_router(tmp_path, Refusing(encoder)).build()
+    assert loaded.notes == [] and loaded.saved is None and loaded.signals.bm25.counts is None
+    _edit_body(tmp_path / "skills")
+    refreshed = _body_router(tmp_path, encoder).build()
+    assert refreshed.notes == [] and refreshed.signals.body_bm25.counts is not None
+    assert any(n.startswith("body_bm25/doc_") for n in manifest(tmp_path)["files"]) and _checksums_hold(index)
+    fresh = _body_router(tmp_path, encoder, "fresh").build()
+    assert np.array_equal(refreshed.score_many(["villanelle"]).signals["body_bm25"],
+                          fresh.score_many(["villanelle"]).signals["body_bm25"])

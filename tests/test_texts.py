@@ -110,3 +110,13 @@ def test_index_text_never_holds_the_body() -> None:
     skill = Skill(name="weather-forecast", description="Forecasts.", body=BODY)
     assert index_text(skill) == "weather forecast. Forecasts."
     assert body_text(BODY, "both", 3) == "Weather forecast Steps Pitfalls # Weather forecast"
+
+
+_WORDS = st.sampled_from(["a", "bb", "ccc ccc", "x" * 300, "\n\n", "é", "\u3000y", "\t", "  "])
+
+
+@given(st.lists(_WORDS, max_size=600), st.sampled_from([0, 1, 5, 150]))
+def test_the_lead_is_the_first_words_of_the_whole_body(words: list[str], tokens: int) -> None:
+    # body_text splits only a prefix of a long body; the words must be those of splitting all of it.
+    body = " ".join(words)
+    assert body_text(body, "lead", tokens) == " ".join(body.split()[:tokens])
