@@ -120,6 +120,11 @@ class RouterConfig:
             raise ConfigError(f"model must be a model path or name, or null for the bundled model, got "
                               f"{brief(self.model)}")
 
+    @property
+    def embeds_bodies(self) -> bool:
+        """Whether the ``body_dense`` signal is built: only when it weighs something (the default weighs it 0)."""
+        return self.body != "none" and self.weights["body_dense"] > 0
+
     def with_(self, **changes: Any) -> "RouterConfig":
         """A copy with some parameters changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

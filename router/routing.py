@@ -169,7 +169,7 @@ class Router:
         are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
         new = (config or self._config).with_(**changes)
         def index_part(c: RouterConfig) -> tuple[Any, ...]:
-            return c.model, c.body, c.body_tokens, c.dense_name
+            return c.model, c.body, c.body_tokens, c.dense_name, c.embeds_bodies
 
         same_index = index_part(new) == index_part(self._config)
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
@@ -261,6 +261,7 @@ class Router:
                       "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
         self._signals, report = build_signals(
             self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
+            embed_bodies=self._config.embeds_bodies,
             model_id=self.encoder.model_id,
             dim=self.encoder.dim,
             encode=lambda texts: self.encode(texts, progress=progress), folder=folder,

@@ -8,7 +8,8 @@
 - ``body_bm25`` / ``body_dense``: BM25 over, and cosine with the embedding of, part of each skill's SKILL.md body
   (``RouterConfig.body``). Separate signals, so the description keeps its own weight; a skill without body text
   scores 0 in ``body_bm25`` and keeps its description's cosine in ``body_dense``. Absent when no skill has body
-  text (a tool catalogue), so such libraries route exactly as without them.
+  text (a tool catalogue), so such libraries route exactly as without them; ``body_dense`` is built only when it
+  weighs something (the default weighs it 0, so bodies are not embedded).
 
 :func:`build_signals` builds them with the index folder as a cache: when the folder holds the index of exactly
 these texts, nothing is embedded and no model is loaded; otherwise only the texts it lacks are embedded, BM25
@@ -59,9 +60,10 @@ class Signals:
         out = {"bm25": np.stack(lexical) if lexical else np.zeros((0, len(self.ids))), "dense": dense}
         if self.has_examples:
             out["examples"] = example_scores(vectors, self.example_vectors, self.example_owner, dense)
-        if self.body_bm25 is not None and self.body_dense is not None:
+        if self.body_bm25 is not None:
             out["body_bm25"] = np.stack([self.body_bm25.scores(t) for t in texts]) if len(texts) else \
                 np.zeros((0, len(self.ids)))
+        if self.body_dense is not None:
             out["body_dense"] = self.body_dense.scores_many(vectors) if len(texts) else np.zeros((0, len(self.ids)))
         return out
 
@@ -94,13 +96,14 @@ class BuildReport:
 
 
 def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts: Sequence[str] | None = None,
-                  body_texts: Sequence[str] = (), model_id: str, dim: int,
+                  body_texts: Sequence[str] = (), embed_bodies: bool = True, model_id: str, dim: int,
                   encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
                   parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
     """Build the signals of ``skills`` (``texts``: one index text each, in order).
 
     ``dense_texts`` are what the dense signal embeds (``texts`` when None); ``body_texts`` (one per skill, '' for
-    none) feed the body signals. ``encode`` embeds texts the folder does not hold (it is only called when some are
+    none) feed the body signals; ``embed_bodies`` False leaves ``body_dense`` out (nothing of the bodies is
+    embedded). ``encode`` embeds texts the folder does not hold (it is only called when some are
     missing, so a current index loads without the model). With ``persist`` a changed index is written back to
     ``folder``; a folder that cannot be written is reported in the notes (``saved`` False) and routing carries on
     from memory.
@@ -119,7 +122,7 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
     pairs = [(i, e) for i, s in enumerate(skills) for e in s.examples if e.strip()]
     example_texts = [e for _, e in pairs]
     example_keys = [text_key(model_id, e) for e in example_texts]
-    body_rows = [i for i, t in enumerate(bodies) if t.strip()]
+    body_rows = [i for i, t in enumerate(bodies) if t.strip()] if embed_bodies else []
     body_keys = [text_key(model_id, bodies[i]) for i in body_rows]
     # The indexes the folder keeps. body_dense is not among them: each of its rows is a vector of the cache (the
     # body's, or the description's for a skill without body text), so it is assembled from the cache below,
@@ -152,7 +155,7 @@ def build_signals(skills: Sequence[Skill], texts: Sequence[str], *, dense_texts:
                  "bm25": BM25Index.from_texts(ids, list(texts), reuse=previous.get("bm25"))}
         if bodies:
             built["body_bm25"] = BM25Index.from_texts(ids, bodies, reuse=previous.get("body_bm25"))
-    if bodies:
+    if bodies and embed_bodies:
         # A skill without body text keeps its description's vector, so its body_dense score is its dense score.
         vectors = np.array(built["dense"].vectors, dtype=np.float32)
         vectors[body_rows] = cache.embed(body_keys, [bodies[i] for i in body_rows], encode)

@@ -90,8 +90,10 @@ def test_bundled_requests_reach_their_skill(bundled: Router, request_text: str, 
 
 def test_bundled_build_embeds_every_skill_once(bundled: Router, encoder: Encoder, tmp_path: Path) -> None:
     assert len(bundled.skills) == 52
-    texts = set(bundled.dense_texts()) | set(bundled.body_texts()) | {e for s in bundled.skills for e in s.examples}
-    assert bundled.embedded_count == len(texts) == 104  # a fresh folder: every distinct text once (2 per skill)
+    texts = set(bundled.dense_texts()) | {e for s in bundled.skills for e in s.examples}
+    # a fresh folder: every description once; bodies only feed BM25 (body_dense weighs 0 by default)
+    assert bundled.embedded_count == len(texts) == 52 and bundled.signals.body_dense is None
+    assert bundled.signals.body_bm25 is not None
     again = Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0),
                                index_folder=bundled.index_folder, encoder=encoder).build()
     assert again.embedded_count == 0

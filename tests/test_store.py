@@ -376,7 +376,7 @@ def test_load_learned_without_a_file_is_empty(tmp_path: Path) -> None:
 
 def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: Path, encoder: Encoder) -> None:
     skills = write_library(tmp_path / "skills")
-    config = RouterConfig(route_above=0)  # the default body signals
+    config = RouterConfig(route_above=0, weights={"body_dense": 0.5})  # the body embedded as well
 
     def build(index: str) -> Router:
         return Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / index),
@@ -408,8 +408,30 @@ def _checksums_hold(index: Path) -> bool:
 
 
 def _body_router(tmp_path: Path, encoder, index: str = "idx") -> Router:
-    return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0),
+    return Router.from_skills([str(tmp_path / "skills")], "genkit",
+                              RouterConfig(route_above=0, weights={"body_dense": 0.5}),
                               index_folder=str(tmp_path / index), encoder=encoder)
+
+
+def test_by_default_a_body_edit_embeds_nothing_and_rebuilds_body_bm25(tmp_path: Path, encoder: Encoder) -> None:
+    """body_dense weighs 0 by default, so bodies are never embedded; their BM25 still follows an edit."""
+    skills = write_library(tmp_path / "skills")
+
+    def build(index: str) -> Router:
+        return Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0),
+                                  index_folder=str(tmp_path / index), encoder=encoder).build()
+
+    first = build("idx")
+    assert first.embedded_count == len(SKILLS) and first.signals.body_dense is None
+    assert "body_dense" not in first.score_many(["write me a villanelle"]).signals
+    _edit_body(skills)
+    refreshed = build("idx")
+    assert refreshed.embedded_count == 0
+    assert refreshed.rank("write me a villanelle")[0].scores["body_bm25"] > 0
+    assert first.rank("write me a villanelle")[0].scores.get("body_bm25", 0) == 0
+    # giving body_dense a weight embeds the bodies (once) and the router rebuilds rather than sharing the signals
+    embedded = refreshed.with_config(weights={**refreshed.config.weights, "body_dense": 0.5})
+    assert embedded.signals.body_dense is not None and embedded.embedded_count == len(SKILLS)
 
 
 def _edit_body(skills: Path) -> None:
