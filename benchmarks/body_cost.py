@@ -12,9 +12,9 @@ temporary folder:
 
 For each: the cold build, the warm route p50 / p95 over the real-library dev requests
 (benchmarks/data/corpora-dev.jsonl), and the refresh after one SKILL.md's body changed (a new router over the same
-index folder; texts embedded and seconds: the body's first line changes, so the body signals embed one text and
-rebuild their BM25 index, and without them nothing is embedded), each with the default configuration (body
-signals on) and with ``body="none"``. Writes benchmarks/results/body_cost.json.
+index folder; texts embedded and seconds: the body's first line changes, so body_bm25 is updated; the default
+does not embed bodies, so nothing is embedded), each with the default configuration (body BM25 on) and with
+``body="none"``. Writes benchmarks/results/body_cost.json.
 """
 
 from __future__ import annotations

@@ -57,8 +57,8 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-max-bytes", type=int, default=10_000_000, metavar="BYTES",
                    help="rotate the log past this size (default 10 MB; 5 old files kept)")
     p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
-    p.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
-                   help="start watched reloads at most this often (default 2; edits made meanwhile are gathered)")
+    p.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
+                   help="start watched reloads at most this often (default 1; edits made meanwhile are gathered)")
     p.add_argument("--encoder", choices=("auto", "onnx", "torch"), default="auto",
                    help="how requests are embedded: onnxruntime on the model's ONNX export (exported once and "
                         "cached; the same vectors), or torch; auto: onnx where it works (default)")

@@ -195,7 +195,7 @@ class Service:
     """The current router, its reloads, the batcher, and the decision log, shared by HTTP and MCP."""
 
     def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
-                 max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 2.0,
+                 max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
                  encoder: str = "auto") -> None:
         self._factory = factory
         self.encoder_kind = encoder
