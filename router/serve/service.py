@@ -366,8 +366,11 @@ def limit_blas_threads() -> None:
     """One BLAS thread for the whole process. A request's scores are small matrix products; with OpenBLAS's
     default pool (one thread per core) each product waited for a second thread that the encoder or another process
     held: 6.6 ms per request against 0.5 ms with one thread, measured on the ~700 corpus skills."""
-    from threadpoolctl import threadpool_limits
-
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # an install of the serve extra from before it was declared: slower, still correct
+        log.warning("threadpoolctl is not installed: BLAS keeps its thread pool (pip install 'skill-router[serve]')")
+        return
     threadpool_limits(limits=1, user_api="blas")
 
 
