@@ -14,8 +14,8 @@ import os
 from dataclasses import replace
 from typing import Iterator, Sequence
 
-from router.library import Library
-from router.profiles.base import Discovery, Profile
+from router.library import Library, skill_folders
+from router.profiles.base import Discovery
 from router.registry import SkillRegistry
 
 #: Most entries of one skill folder lint looks at for symlinks (a skill folder holds a handful of files).
@@ -36,14 +36,6 @@ def outside(path: str, roots: Sequence[str]) -> str | None:
         except ValueError:  # different drives
             continue
     return real
-
-
-def confinement_roots(profile: Profile, roots: Sequence[str | os.PathLike[str]] | None) -> list[str]:
-    """The folders skills must stay inside: ``roots``, or for ``None`` the folders the harness itself reads."""
-    if roots is not None:
-        return [os.fspath(r) for r in roots]
-    harness_folders = getattr(profile, "harness_folders", None)
-    return list(harness_folders()) if harness_folders is not None else list(profile.default_roots)
 
 
 def confine(discovery: Discovery, roots: Sequence[str | os.PathLike[str]]) -> Discovery:
@@ -90,7 +82,7 @@ def confine_library(library: Library, roots: Sequence[str | os.PathLike[str]] | 
     discovery = library.registry.discovery
     if discovery is None:
         return library
-    kept = confine(discovery, confinement_roots(library.profile, roots))
+    kept = confine(discovery, skill_folders(roots, library.profile))
     if kept is discovery:
         return library
     paths = {skill.path for skill in kept.skills}

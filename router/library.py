@@ -35,6 +35,16 @@ def check_roots(roots: Sequence[str | os.PathLike[str]]) -> None:
                                     "holds one sub-folder per skill")
 
 
+def skill_folders(roots: Sequence[str | os.PathLike[str]] | None, profile: str | Profile) -> list[str]:
+    """The folders a library is read from: ``roots``, or for ``None`` the skills folders the harness itself reads
+    that exist (codex, claude-code; a profile without harness discovery: its default roots)."""
+    if roots is not None:
+        return [os.fspath(r) for r in roots]
+    profile = get_profile(profile)
+    harness_folders = getattr(profile, "harness_folders", None)
+    return list(harness_folders()) if harness_folders is not None else list(profile.default_roots)
+
+
 def discover(roots: Sequence[str | os.PathLike[str]] | None, profile: str | Profile, *,
              require_roots: bool = False) -> SkillRegistry:
     """The skills ``profile`` discovers under ``roots`` (``None``: the harness's own default places).

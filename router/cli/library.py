@@ -87,9 +87,9 @@ def _library(args: Any):
     registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None and args.confine:
-        from router.confine import confine, confinement_roots
+        from router.confine import confine
 
-        found = confine(found, confinement_roots(profile, roots(args)))
+        found = confine(found, library.skill_folders(roots(args), profile))
         registry = library.SkillRegistry(found.skills, discovery=found)
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
@@ -164,13 +164,9 @@ def cmd_use(args: Any) -> int:
 
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
-    from router.library import check_roots
-    from router.profiles import get_profile
+    from router.library import check_roots, skill_folders
 
-    folders = roots(args)
-    if folders is None:  # the harness's own skills folders, where they exist (codex, claude-code)
-        harness_folders = getattr(get_profile(args.profile), "harness_folders", list)
-        folders = harness_folders()
+    folders = skill_folders(roots(args), args.profile)  # with no --skills: the harness's own (codex, claude-code)
     check_roots(folders)
     report = lint(folders)
     if args.json:

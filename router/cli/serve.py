@@ -102,10 +102,10 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder)
-    folders = roots(args)
-    if folders is None:  # codex and claude-code with no --skills read where their harness reads: watch those
-        folders = list(getattr(first.profile, "harness_folders", list)())
-    watch = [] if args.no_watch or args.catalog else list(folders)
+    from router.library import skill_folders
+
+    # codex and claude-code with no --skills read where their harness reads: those folders are watched
+    watch = [] if args.no_watch or args.catalog else skill_folders(roots(args), first.profile)
     return service, watch
 
 
