@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
-from rank_bm25 import BM25, BM25Okapi, BM25Plus
 from scipy import sparse
 
 from indexes.base import Hit, Index, IndexLoadError, check_ids, read_array, read_json, top_hits, write_array, write_json
@@ -47,15 +46,6 @@ from indexes.tokenize import DEFAULT_TOKENIZER, Tokenizer
 
 Variant = Literal["okapi", "plus", "lucene"]
 VARIANTS: tuple[Variant, ...] = ("lucene", "okapi", "plus")
-
-
-class LuceneBM25(BM25Okapi):
-    """rank_bm25's BM25Okapi with Lucene's non-negative idf ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
-
-    def _calc_idf(self, nd: dict[str, int]) -> None:
-        for word, freq in nd.items():
-            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
 
 
 @dataclass(frozen=True)
@@ -73,15 +63,6 @@ class BM25Params:
             raise ValueError(f"unknown BM25 variant {self.variant!r}: use one of {', '.join(VARIANTS)}")
         if not (self.k1 >= 0 and 0 <= self.b <= 1):
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1!r}, b={self.b!r}")
-
-
-def fit_rank_bm25(corpus_tokens: list[list[str]], params: BM25Params) -> BM25:
-    """Fit the rank_bm25 model of ``params.variant`` on tokenized documents (at least one token overall)."""
-    if params.variant == "okapi":
-        return BM25Okapi(corpus_tokens, k1=params.k1, b=params.b, epsilon=params.epsilon)
-    if params.variant == "plus":
-        return BM25Plus(corpus_tokens, k1=params.k1, b=params.b, delta=params.delta)
-    return LuceneBM25(corpus_tokens, k1=params.k1, b=params.b)
 
 
 DIGEST_BYTES = 16

@@ -1,8 +1,8 @@
-"""The conformance reference for BM25: the formula written out one term at a time.
+"""The conformance references for BM25: the formula written out one term at a time, and rank_bm25 itself.
 
 Slow and obviously correct, and kept with the tests on purpose: the conformance suite holds
-:class:`~indexes.bm25.BM25Index` to it, and no product code imports it. (The dense index's reference is a plain
-numpy product in the suite itself.)
+:class:`~indexes.bm25.BM25Index` to both (rank_bm25 bit for bit), and no product code imports them. (The dense
+index's reference is a plain numpy product in the suite itself.)
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+from rank_bm25 import BM25, BM25Okapi, BM25Plus
+
+from indexes.bm25 import BM25Params
 
 
 def bm25_reference_scores(
@@ -62,3 +65,21 @@ def bm25_reference_scores(
         part = tf * (k1 + 1) / (tf + norm)
         scores += idf[term] * (part + delta if variant == "plus" else part)
     return scores
+
+
+class LuceneBM25(BM25Okapi):
+    """rank_bm25's BM25Okapi with Lucene's non-negative idf ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
+
+
+def fit_rank_bm25(corpus_tokens: list[list[str]], params: BM25Params) -> BM25:
+    """Fit the rank_bm25 model of ``params.variant`` on tokenized documents (at least one token overall)."""
+    if params.variant == "okapi":
+        return BM25Okapi(corpus_tokens, k1=params.k1, b=params.b, epsilon=params.epsilon)
+    if params.variant == "plus":
+        return BM25Plus(corpus_tokens, k1=params.k1, b=params.b, delta=params.delta)
+    return LuceneBM25(corpus_tokens, k1=params.k1, b=params.b)

@@ -11,8 +11,8 @@ import pytest
 from indexes import BM25Index, DenseIndex, Hit, tokenize
 from indexes.tokenize import Tokenizer
 from indexes.base import Index
-from indexes.bm25 import BM25Params, fit_rank_bm25
-from reference import bm25_reference_scores
+from indexes.bm25 import BM25Params
+from reference import bm25_reference_scores, fit_rank_bm25
 
 TEXTS = [
     "Get the weather forecast for a city",
