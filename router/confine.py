@@ -44,7 +44,7 @@ def confine(discovery: Discovery, roots: Sequence[str | os.PathLike[str]]) -> Di
     kept = []
     refused = []
     for skill in discovery.skills:
-        target = outside(skill.path, base) if skill.path else None
+        target = outside(skill.fs_path, base) if skill.path else None
         if target is None:
             kept.append(skill)
         else:

@@ -101,7 +101,7 @@ def with_examples(registry: SkillRegistry, examples: Mapping[str, Sequence[str]]
 
 
 def _with_sidecar_examples(skill: Skill) -> Skill:
-    path = os.path.join(skill.directory, EXAMPLES_FILE) if skill.path else ""
+    path = os.path.join(skill.fs_directory, EXAMPLES_FILE) if skill.path else ""
     if not path or not os.path.isfile(path):
         return skill
     with open(path, "rb") as handle:

@@ -23,7 +23,7 @@ def resolve_skill_path(skill: Skill, relative: str, *, strict: bool = False) -> 
     if "\x00" in relative:
         raise ConfigError(f"path {brief(relative)} in skill '{skill.name}' holds a NUL character, which no file "
                           "name can hold")
-    directory = skill.directory
+    directory = skill.fs_directory
     if not directory:
         raise PathEscapeError(f"skill '{skill.name}' has no folder (it comes from a catalogue), so "
                               f"'{relative}' cannot be resolved against it")

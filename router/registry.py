@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 from router.errors import RegistryError, SkillNotFoundError
 from router.gotext import go_quote
 from router.profiles.base import Discovery
+from router.safetext import safe_name
 from router.skill import Skill
 
 
@@ -32,7 +33,7 @@ class SkillRegistry:
 
     def register(self, skill: Skill) -> None:
         """Add a skill; refuses a path or name that is already registered."""
-        if skill.path and skill.path in self._paths:
+        if skill.path and skill.fs_path in self._paths:
             raise RegistryError(f"skill path {go_quote(skill.path)} is already registered")
         if skill.id in self._by_id or (skill.id == skill.name and skill.name in self._by_name):
             raise RegistryError(f"skill name {go_quote(skill.id)} is already registered")
@@ -40,14 +41,16 @@ class SkillRegistry:
         self._by_name.setdefault(skill.name, skill)
         self._snapshot = None
         if skill.path:
-            self._paths.add(skill.path)
+            self._paths.add(skill.fs_path)
 
     def find(self, name: str) -> Skill | None:
-        """The skill called exactly ``name``, or None."""
-        return self._by_name.get(name)
+        """The skill called exactly ``name``, or None. A name as the OS or a request hands it over (undecodable
+        bytes, lone surrogates) finds the skill shown under its safe form (:func:`router.safetext.safe_name`)."""
+        return self._by_name.get(safe_name(name) if isinstance(name, str) else name)
 
     def get(self, name: str) -> Skill:
         """The skill called exactly ``name``; raises SkillNotFoundError naming close matches."""
+        name = safe_name(name) if isinstance(name, str) else name
         skill = self._by_name.get(name)
         if skill is None:
             raise SkillNotFoundError(self._unknown(name))

@@ -34,7 +34,6 @@ registered skill, shown or not.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +51,7 @@ from router.learned import load_learned
 from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, matches
 from router.registry import SkillRegistry
+from router.safetext import safe_text
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
 from router.store import IndexFolder, default_index_folder, library_key
@@ -60,7 +60,6 @@ from router.texts import body_text, dense_text, index_text
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
 Query = str | Sequence[Mapping[str, Any]]
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -80,11 +79,6 @@ class Scored:
 
     def __len__(self) -> int:
         return len(self.texts)
-
-
-def clean_text(text: str) -> str:
-    """``text`` with lone surrogates (undecodable bytes from a terminal or a JSON ``\\ud83d``) replaced by U+FFFD."""
-    return _SURROGATES.sub("\ufffd", text)
 
 
 class Router:
@@ -298,9 +292,9 @@ class Router:
         if isinstance(query, str):
             if not query.strip():
                 raise ConfigError("the request is empty: give the text to route")
-            return Conversation(clean_text(query))
+            return Conversation(safe_text(query))
         turns = conversation_text(query)
-        return Conversation(clean_text(turns.request), clean_text(turns.context))
+        return Conversation(safe_text(turns.request), safe_text(turns.context))
 
     def score_many(self, queries: Sequence[Query], *, progress: bool = False) -> Scored:
         """Each signal's scores for many requests at once; every request and context is embedded in one batch."""

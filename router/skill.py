@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from router.safetext import is_safe, safe_name, safe_text, safe_value
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -30,6 +32,13 @@ class Skill:
         (``|``, empty, or the placeholder): a lenient YAML parse of the same file. Never rendered.
     examples:
         Example requests that should reach this skill (sidecar file, catalogue field or learned labels).
+    os_path:
+        The SKILL.md's path as the operating system names it, kept only where that is not valid text (a folder
+        name that is not UTF-8); ``path`` is then its escaped form. Files are opened at :attr:`fs_path`.
+
+    Every text field is made safe as the skill is made (:mod:`router.safetext`: ``name``, ``id`` and ``path`` by
+    ``safe_name``, the rest by ``safe_text``): a lone surrogate from a YAML escape or an undecodable byte of a folder
+    name never reaches an encoder, a terminal or a JSON answer.
     """
 
     name: str
@@ -40,8 +49,22 @@ class Skill:
     metadata: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False, hash=False)
     index_description: str = field(default="", repr=False)
     examples: tuple[str, ...] = field(default=(), repr=False)
+    os_path: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not is_safe(self.path):
+            if not self.os_path:
+                object.__setattr__(self, "os_path", self.path)
+            object.__setattr__(self, "path", safe_name(self.path))
+        for name, clean in (("name", safe_name), ("id", safe_name), ("description", safe_text), ("body", safe_text),
+                            ("index_description", safe_text)):
+            value = getattr(self, name)
+            if not is_safe(value):
+                object.__setattr__(self, name, clean(value))
+        if not all(is_safe(e) for e in self.examples):
+            object.__setattr__(self, "examples", tuple(safe_text(e) for e in self.examples))
+        if self.metadata:
+            object.__setattr__(self, "metadata", safe_value(self.metadata))
         if not self.id:
             object.__setattr__(self, "id", self.name)
 
@@ -49,3 +72,13 @@ class Skill:
     def directory(self) -> str:
         """The skill directory: the parent of SKILL.md, against which relative paths resolve."""
         return os.path.dirname(self.path)
+
+    @property
+    def fs_path(self) -> str:
+        """The path to open the SKILL.md at (the operating system's own name for it)."""
+        return self.os_path or self.path
+
+    @property
+    def fs_directory(self) -> str:
+        """The skill directory as the operating system names it: where its files are opened."""
+        return os.path.dirname(self.fs_path)

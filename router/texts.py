@@ -15,6 +15,9 @@ What goes into them:
   degenerate — ``|`` or ``>`` from the unreal line parser, an empty value, the genkit placeholder, or a value the
   line parser kept in quotes — a lenient YAML parse of the same file is indexed in addition
   (:func:`lenient_description`). The catalogue still shows exactly what the harness shows.
+- At most :data:`MAX_INDEXED_DESCRIPTION_CHARS` of each description (:func:`indexed_description`): a 3 MB
+  description is indexed by its first few thousand characters, not tokenised whole for every signal (the
+  rendering still shows all of it).
 - Part of the body, as separate signals (``body_bm25``, ``body_dense``), never mixed into the description's text:
   ``body="headings"`` the Markdown headings, ``"lead"`` the first ``body_tokens`` words, ``"both"`` the headings
   then the lead. Which part, and how much it weighs, was chosen on the dev sets by ``benchmarks/signal_choice.py``.
@@ -26,16 +29,32 @@ import re
 from typing import Literal
 
 from indexes.tokenize import split_identifier
+from router.safetext import safe_text
 from router.skill import Skill
 
 BodyMode = Literal["none", "headings", "lead", "both"]
 BODY_MODES: tuple[BodyMode, ...] = ("none", "headings", "lead", "both")
+
+#: Most characters of a description that are indexed. Four times the 1,024 characters the Agent Skills
+#: specification and codex allow, so every valid description is indexed whole; the embedding model reads only its
+#: first 256 word pieces (about 1,000 characters) anyway, and BM25 gains nothing from more text than that.
+MAX_INDEXED_DESCRIPTION_CHARS = 4096
 
 _DEGENERATE = {"", "|", ">", "|-", ">-", "|+", ">+", "No description provided."}
 _WORD = re.compile(r"[^\W_]+")
 # [ \t], not \s: \s would let an empty "#" line swallow the line after it as its heading text
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _FENCED = re.compile(r"^ {0,3}(```|~~~).*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def indexed_description(text: str, limit: int = MAX_INDEXED_DESCRIPTION_CHARS) -> str:
+    """The first ``limit`` characters of ``text``, cut at the last whitespace before the limit so no word is
+    indexed half (a text without whitespace there is cut at the limit)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit + 1]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return (head[:cut] if cut > 0 else head[:limit]).rstrip()
 
 
 def name_words(name: str) -> str:
@@ -65,7 +84,7 @@ def lenient_description(skill: Skill) -> str:
     from router.files import MAX_SKILL_FILE_BYTES, read_bytes
 
     try:
-        text = read_bytes(skill.path, MAX_SKILL_FILE_BYTES).decode("utf-8", errors="replace")
+        text = read_bytes(skill.fs_path, MAX_SKILL_FILE_BYTES).decode("utf-8", errors="replace")
         front, _ = split_frontmatter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
         data, _ = load_frontmatter(front)
     except (OSError, FrontmatterError):
@@ -73,8 +92,8 @@ def lenient_description(skill: Skill) -> str:
     value = data.get("description")
     if not isinstance(value, str):
         return ""
-    value = " ".join(value.split())
-    return "" if value == skill.description.strip() else value
+    value = " ".join(safe_text(value)[:4 * MAX_INDEXED_DESCRIPTION_CHARS].split())
+    return "" if value == skill.description.strip() else indexed_description(value)
 
 
 def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
@@ -95,9 +114,9 @@ def body_text(body: str, mode: BodyMode, tokens: int = 100) -> str:
 
 def _descriptions(skill: Skill) -> tuple[str, str]:
     """(the description as shown, when it is usable; a lenient parse of it, when the shown one is degenerate)."""
-    extra = skill.index_description or lenient_description(skill)
+    extra = indexed_description(skill.index_description) or lenient_description(skill)
     # A degenerate description ('|', the placeholder) would give every such skill the same words.
-    shown = "" if extra and is_degenerate(skill.description) else skill.description
+    shown = "" if extra and is_degenerate(skill.description) else indexed_description(skill.description)
     return shown, extra
 
 

@@ -207,7 +207,7 @@ class AgentSkillsProfile(Profile):
             known = ", ".join(s.name for s in registry) or "(none)"
             raise SkillToolError(f"{TOOL_NAME}: unknown skill '{name}'; known skills: {known}")
         try:
-            raw = read_skill_file(skill.path)
+            raw = read_skill_file(skill.fs_path)
         except OSError as exc:
             raise SkillToolError(f"{TOOL_NAME}: cannot read {skill.path}: {exc.strerror or exc}") from None
         text = decode_lossy(raw).removeprefix("\ufeff").replace("\r\n", "\n")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Mapping, Protocol, Sequence
 
 from router.files import MAX_SKILL_FILE_BYTES, read_bytes
+from router.safetext import is_safe, safe_name
 from router.skill import Skill
 
 log = logging.getLogger("router.profiles")
@@ -44,6 +45,13 @@ class Discovery:
     skills: tuple[Skill, ...]
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Messages quote paths and names as the OS gave them: made safe here, once, for every profile.
+        for name in ("errors", "warnings"):
+            messages = getattr(self, name)
+            if not all(is_safe(m) for m in messages):
+                object.__setattr__(self, name, tuple(safe_name(m) for m in messages))
 
 
 @dataclass(frozen=True)

@@ -346,7 +346,7 @@ class ClaudeCodeProfile(Profile):
             raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to "
                                  "disable-model-invocation")
         try:
-            raw = read_skill_file(skill.path)
+            raw = read_skill_file(skill.fs_path)
         except OSError as exc:
             raise SkillToolError(f"cannot read {skill.path}: {exc.strerror or exc}") from None
         _, body = split_frontmatter(decode_lossy(raw))

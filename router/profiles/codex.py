@@ -301,7 +301,7 @@ def inject(text: str, skills: Sequence[Skill]) -> tuple[list[str], list[str]]:
     items, warnings = [], []
     for skill in mentioned(text, skills):
         try:
-            items.append(injection(skill, _read_text(skill.path)))
+            items.append(injection(skill, _read_text(skill.fs_path)))
         except (OSError, ValueError) as exc:
             warnings.append(f"Failed to load skill {skill.name} at {skill.path}: {_io_reason(exc)}")
     return items, warnings

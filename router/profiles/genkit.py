@@ -158,7 +158,7 @@ class GenkitProfile(Profile):
                     # The middleware decodes to zero values without a word; a user should hear why the skill
                     # shows the placeholder.
                     warnings.append(f"{path}: {reason}; genkit reads no name or description from it")
-                found[entry] = skill
+                found[skill.name] = skill  # the safe name: a folder `a\xff` and the folder named a<0xff> are one
         skills = tuple(found[name] for name in sorted(found, key=os.fsencode))
         return Discovery(skills=skills, warnings=tuple(warnings))
 
@@ -215,7 +215,7 @@ class GenkitProfile(Profile):
         if skill is None:
             raise SkillToolError(f"skill {go_quote(name)} not found")
         try:
-            return decode_lossy(read_skill_file(skill.path))
+            return decode_lossy(read_skill_file(skill.fs_path))
         except OSError as exc:
             raise SkillToolError(f"failed to read skill {go_quote(name)}: {go_os_error('open', skill.path, exc)}") \
                 from None

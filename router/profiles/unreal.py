@@ -198,7 +198,7 @@ class UnrealProfile(Profile):
         if skill is None:
             return f"skill {go_quote(name)} is not registered"
         try:
-            return decode_lossy(read_skill_file(skill.path))
+            return decode_lossy(read_skill_file(skill.fs_path))
         except OSError as exc:
             return f"read skill {go_quote(skill.path)}: {go_os_error('open', skill.path, exc)}"
 
