@@ -5,6 +5,11 @@
   Nesting deeper than :data:`MAX_YAML_DEPTH` is refused up front as a YAML error (:class:`YAMLNestingError`),
   so every caller handles it exactly as it handles any other YAML error (genkit: zero values; agentskills: skip
   the skill with a warning; lint: an error; labels: a file error). No tag ever constructs an object.
+- Aliases are bounded as the document is parsed, not when its value is later walked: a document whose aliases
+  would expand it by more than :data:`MAX_YAML_ALIAS_NODES` nodes (a "billion laughs" of nested anchors: nine
+  levels of nine aliases is 9^9 nodes from 200 bytes), or whose alias names a collection that holds it, is
+  refused as a YAML error (:class:`YAMLAliasError`). Constructing shares aliased values, so the parse itself is
+  cheap; what blew up was every later walk of the value (JSON encoding it for ``GET /v1/skills/NAME``).
 - :func:`split_frontmatter`, :func:`load_frontmatter` and :func:`quote_colon_values` are the Agent Skills
   reference parser (skills-ref) and its client guide's retry for unquoted colons; the agentskills profile, the
   linter and the lenient description the router indexes (:mod:`router.texts`) all read frontmatter this way.
@@ -19,6 +24,9 @@ import yaml
 
 #: Deepest nesting of YAML collections accepted (real frontmatter and labels files stay under 10).
 MAX_YAML_DEPTH = 100
+#: Most nodes aliases may add to a document when expanded (a few anchors reused in a labels file or a config add
+#: tens; nine levels of nine aliases add 435 million).
+MAX_YAML_ALIAS_NODES = 10_000
 
 _OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
          yaml.FlowSequenceStartToken)
@@ -29,6 +37,15 @@ _KEY_VALUE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.*\S)[ \t]*$")
 
 class YAMLNestingError(yaml.YAMLError):
     """YAML nested deeper than :data:`MAX_YAML_DEPTH` (a ``yaml.YAMLError``, handled like a syntax error)."""
+
+
+class YAMLAliasError(yaml.YAMLError):
+    """YAML whose aliases expand it beyond :data:`MAX_YAML_ALIAS_NODES` nodes, or form a cycle (a
+    ``yaml.YAMLError``, handled like a syntax error). ``problem`` holds the message, as PyYAML's errors do."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
 
 
 class FrontmatterError(ValueError):
@@ -55,14 +72,68 @@ def check_depth(text: str, limit: int = MAX_YAML_DEPTH) -> None:
             depth -= 1
 
 
+def check_aliases(root: yaml.Node | None, limit: int = MAX_YAML_ALIAS_NODES) -> None:
+    """Raise :class:`YAMLAliasError` when the aliases of the composed document ``root`` would expand it by more
+    than ``limit`` nodes, or when an alias names a collection that holds it. The composed tree shares aliased
+    nodes, so this costs one visit per distinct node."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:  # the nesting guard keeps this recursion shallow
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            return known
+        if key in open_nodes:
+            raise YAMLAliasError(f"YAML alias at line {node.start_mark.line + 1} names a collection that holds it")
+        open_nodes.add(key)
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(v) for v in node.value)
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    added = size(root) - len(sizes)
+    if added > limit:
+        raise YAMLAliasError(f"YAML aliases expand the document by {added} nodes, more than the {limit} accepted: "
+                             "write the values out or use fewer anchors")
+
+
+def _load_checked(text: str, loader_class: Any) -> Any:
+    """Parse one document with ``loader_class``, refusing alias bombs before constructing it."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def safe_load(text: str) -> Any:
-    """``yaml.safe_load`` with the nesting guard; every failure is a ``yaml.YAMLError``.
+    """``yaml.safe_load`` with the nesting and alias guards; every failure is a ``yaml.YAMLError``.
 
     Parsed by libyaml when PyYAML has it (several times faster: discovering 700 skills is most of a cold route);
     a document libyaml refuses is parsed again by the pure-Python loader, so error messages stay PyYAML's own.
     """
     check_depth(text)
     try:
+        if "*" in text:  # no alias without an asterisk: the plain load cannot expand anything
+            if _FAST is not None:
+                try:
+                    return _load_checked(text, _FAST)
+                except YAMLAliasError:
+                    raise
+                except yaml.YAMLError:
+                    pass
+            return _load_checked(text, yaml.SafeLoader)
         if _FAST is not None:
             try:
                 return yaml.load(text, Loader=_FAST)  # noqa: S506 - CSafeLoader is the safe loader
@@ -120,6 +191,7 @@ def load_with_nodes(text: str) -> tuple[yaml.Node | None, Any]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        check_aliases(node)
         return node, (loader.construct_document(node) if node is not None else None)
     except RecursionError:
         raise YAMLNestingError("YAML nested too deeply to parse") from None
@@ -162,7 +234,7 @@ def load_frontmatter(front: str) -> tuple[dict[str, Any], bool]:
         data = safe_load(front)
         retried = False
     except yaml.YAMLError as first:
-        if isinstance(first, YAMLNestingError):
+        if isinstance(first, (YAMLNestingError, YAMLAliasError)):
             raise FrontmatterError(f"Invalid YAML in frontmatter: {yaml_error_text(first)}") from None
         try:
             data = safe_load(quote_colon_values(front))
