@@ -1,5 +1,8 @@
 """Reading the files users and file systems hand the router: regular files only, and never without limit.
 
+Every file the router reads is read here (``tests/test_reliability_text.py`` checks that no other module opens a
+file for reading, with the few exceptions it lists).
+
 A SKILL.md can be a FIFO (``open`` would block until a writer comes), a symlink to ``/dev/zero`` (a read never
 ends) or simply huge. Every input file is therefore opened non-blocking, checked to be a regular file with
 ``fstat`` on the open descriptor (no race between a check and the open), and read up to a cap. Failures are
@@ -10,11 +13,15 @@ reports ``read skill ...``, agentskills skips with a warning, the CLI prints one
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
+from typing import BinaryIO
 
 #: Largest SKILL.md read (a skill's instructions are a few KB; the harnesses' own guides say under 500 lines).
 MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
+#: Largest token file read (a token is a line of a few dozen characters).
+MAX_TOKEN_FILE_BYTES = 64 * 1024
 #: Largest catalogue, labelled-requests, config or learned-examples file read.
 MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024
 
@@ -27,13 +34,9 @@ class FileTooLargeError(OSError):
     """The file is larger than the cap of its kind."""
 
 
-def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
-    """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit`` of them.
-
-    Raises :class:`NotRegularFileError` for anything but a regular file, :class:`IsADirectoryError` for a
-    folder, :class:`FileTooLargeError` above ``limit``, and the OS's own ``OSError`` otherwise.
-    """
-    path = os.fspath(path)
+def _open_regular(path: str) -> int:
+    """A read-only descriptor of the regular file at ``path``: opened non-blocking (a FIFO cannot hold the open),
+    then checked with ``fstat`` on that descriptor."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -41,6 +44,34 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) 
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if not stat.S_ISREG(mode):
             raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """The regular file at ``path`` open for binary reading (for readers that stream: a checksum, ``np.load``);
+    raises as :func:`read_bytes` does, with no size cap."""
+    path = os.fspath(path)
+    return io.open(_open_regular(path), "rb", closefd=True)
+
+
+def open_text(path: str | os.PathLike[str], *, errors: str = "replace") -> io.TextIOWrapper:
+    """:func:`open_regular` decoded as UTF-8, for reading a long file line by line (a decision log)."""
+    return io.TextIOWrapper(open_regular(path), encoding="utf-8", errors=errors)
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, *, truncate: bool = False) -> bytes:
+    """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit`` of them.
+
+    Raises :class:`NotRegularFileError` for anything but a regular file, :class:`IsADirectoryError` for a
+    folder, :class:`FileTooLargeError` above ``limit`` (with ``truncate``: the first ``limit`` bytes are returned
+    instead), and the OS's own ``OSError`` otherwise.
+    """
+    path = os.fspath(path)
+    fd = _open_regular(path)
+    try:
         chunks = []
         size = 0
         while size <= limit:  # the file may grow while it is read: stop one byte past the cap
@@ -49,6 +80,8 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) 
                 break
             chunks.append(chunk)
             size += len(chunk)
+        if size > limit and truncate:
+            return b"".join(chunks)[:limit]
         if size > limit:
             # Lower case and in bytes: the Go harnesses' messages lower-case the OS's reason.
             raise FileTooLargeError(errno.EFBIG, f"file is larger than the limit of {limit} bytes", path)
@@ -57,10 +90,11 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) 
         os.close(fd)
 
 
-def read_text(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES) -> str:
-    """:func:`read_bytes` decoded as strict UTF-8 (``UnicodeDecodeError`` on invalid bytes), with line ends
-    translated as ``open(path, encoding="utf-8")`` translates them (CRLF and CR become LF)."""
-    return read_bytes(path, limit).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+def read_text(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, *, errors: str = "strict") -> str:
+    """:func:`read_bytes` decoded as UTF-8 (strict: ``UnicodeDecodeError`` on invalid bytes; ``errors="replace"``:
+    U+FFFD in their place), with line ends translated as ``open(path, encoding="utf-8")`` translates them (CRLF
+    and CR become LF)."""
+    return read_bytes(path, limit).decode("utf-8", errors).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def describe_os_error(exc: OSError) -> str:

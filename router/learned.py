@@ -12,6 +12,8 @@ import os
 from typing import Mapping, Sequence
 
 from router.errors import CatalogError
+from router.files import read_bytes
+from router.safetext import safe_name, safe_text
 
 FILE = "learned-examples.jsonl"
 
@@ -23,8 +25,7 @@ def load_learned(folder: str | None) -> dict[str, list[str]]:
         return {}
     learned: dict[str, list[str]] = {}
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")
+        text = read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); fix or delete the file") from None
     except OSError as exc:
@@ -41,7 +42,7 @@ def load_learned(folder: str | None) -> dict[str, list[str]]:
             # str() would turn a null query into the example request "None"
             raise CatalogError(f"{path}:{number}: 'id' must be a string and 'query' a string, got "
                                f"{key!r} and {query!r}; fix or delete the line")
-        learned.setdefault(str(key), []).append(query)
+        learned.setdefault(safe_name(str(key)), []).append(safe_text(query))
     return learned
 
 

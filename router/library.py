@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from router.catalog import load_catalog
 from router.errors import SkillNotFoundError, SkillsFolderError
+from router.files import read_bytes
 from router.profiles import Discovery, Profile, get_profile
 from router.registry import SkillRegistry
 from router.skill import Skill
@@ -104,7 +105,9 @@ def _with_sidecar_examples(skill: Skill) -> Skill:
     path = os.path.join(skill.fs_directory, EXAMPLES_FILE) if skill.path else ""
     if not path or not os.path.isfile(path):
         return skill
-    with open(path, "rb") as handle:
-        text = handle.read(MAX_EXAMPLES_BYTES).decode("utf-8", errors="replace")
+    try:
+        text = read_bytes(path, MAX_EXAMPLES_BYTES, truncate=True).decode("utf-8", errors="replace")
+    except OSError:  # gone or replaced since isfile(): the skill loads without its examples
+        return skill
     examples = tuple(line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
     return dataclasses.replace(skill, examples=skill.examples + examples)

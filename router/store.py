@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from router.files import open_regular, read_bytes, read_text
+
 FORMAT = 2
 MANIFEST = "manifest.json"
 VECTORS = "vectors.npy"
@@ -72,7 +74,7 @@ def index_signature(skill_hashes: Mapping[str, str], parameters: Mapping[str, An
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -232,8 +234,7 @@ class IndexFolder:
     def _manifest(self) -> dict[str, Any] | None:
         path = os.path.join(self.path, MANIFEST)
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(1 << 24)
+            raw = read_bytes(path, 1 << 24)
         except FileNotFoundError:
             if os.path.isdir(os.path.join(self.path)) and any(n.startswith("gen-") for n in _listdir(self.path)):
                 raise StaleIndex(f"is missing its {MANIFEST}") from None
@@ -271,8 +272,9 @@ class IndexFolder:
             if sha256_file(path) != digest:
                 raise StaleIndex(f"has a corrupt or changed {generation}/{name} (checksum mismatch)")
         try:
-            vectors = np.load(folder / VECTORS, allow_pickle=False)
-            keys = json.loads((folder / KEYS).read_text(encoding="utf-8"))
+            with open_regular(folder / VECTORS) as handle:
+                vectors = np.load(handle, allow_pickle=False)
+            keys = json.loads(read_text(folder / KEYS))
         except (OSError, ValueError) as exc:
             raise StaleIndex(f"has an unreadable cache ({_first_line(exc)})") from None
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or vectors.dtype != np.float32 \

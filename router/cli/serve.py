@@ -11,6 +11,7 @@ from typing import Any
 
 from router.cli.common import add_library_options, add_router_options, make_router, report_notes, roots
 from router.errors import ConfigError
+from router.files import MAX_TOKEN_FILE_BYTES, read_text
 
 DEFAULT_PORT = 8765
 LOG_FILE = "decisions.jsonl"
@@ -78,8 +79,7 @@ def is_loopback(host: str) -> bool:
 
 def read_token(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
-            token = handle.read().strip()
+        token = read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip()
     except OSError as exc:
         raise ConfigError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
     if not token:

@@ -31,6 +31,7 @@ from router.conversation import conversation_text
 from router.errors import CatalogError, ConfigError, brief
 from router.files import read_text
 from router.frontmatter import load_with_nodes
+from router.safetext import safe_value
 
 
 class LabelsError(CatalogError):
@@ -126,6 +127,7 @@ def _parse_row(path: Path, line: int, row: Any, require_gold: bool) -> Request:
     where = f"{path}:{line}"
     if not isinstance(row, Mapping):
         raise LabelsError(f"{where}: expected an object with \"id\", \"query\" and \"gold\", got {brief(row)}")
+    row = safe_value(row)  # lone surrogates from JSON or YAML escapes, once, before any text is kept
     rid = row.get("id")
     if not isinstance(rid, str) or not rid.strip():
         raise LabelsError(f"{where}: \"id\" must be a non-empty string, got {brief(rid)}")

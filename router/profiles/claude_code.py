@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from router.errors import ConfigError, SkillToolError
+from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
@@ -408,8 +409,8 @@ def _nested_owners(cwd: str) -> list[str]:
 
 def _plugin_name(folder: str) -> str:
     try:
-        with open(os.path.join(folder, ".claude-plugin", "plugin.json"), encoding="utf-8") as handle:
-            name = json.load(handle).get("name")
+        name = json.loads(read_text(os.path.join(folder, ".claude-plugin", "plugin.json"),
+                                    MAX_SKILL_FILE_BYTES)).get("name")
     except (OSError, ValueError, AttributeError):
         name = None
     return name if isinstance(name, str) and name else os.path.basename(folder)

@@ -41,6 +41,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from router.errors import SkillToolError
+from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_text
 from router.frontmatter import compose, safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
                                   tool_arguments)
@@ -308,8 +309,7 @@ def inject(text: str, skills: Sequence[Skill]) -> tuple[list[str], list[str]]:
 
 
 def _read_text(path: str) -> str:
-    with open(path, "rb") as handle:
-        raw = handle.read()
+    raw = read_bytes(path, MAX_SKILL_FILE_BYTES)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -486,8 +486,7 @@ class CodexProfile(Profile):
 
     def _load(self, path: str, root: Root, top: str, index: int) -> Skill:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
+            raw = read_bytes(path, MAX_SKILL_FILE_BYTES)  # regular files only, capped like every profile's
         except OSError as exc:
             raise ValueError(f"failed to read file: {_io_reason(exc)}") from None
         skill = self.parse(path, raw, os.path.basename(os.path.dirname(path)))
@@ -578,8 +577,9 @@ def read_config_rules(path: str) -> tuple[list[tuple[str, str, bool]], list[str]
     a later rule for the same selector replacing an earlier one; plus the warnings Codex logs. A missing file has
     no rules."""
     try:
-        with open(path, "rb") as handle:
-            config = tomllib.load(handle)
+        config = tomllib.loads(read_bytes(path).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return [], [f"invalid skills config: {exc}"]
     except FileNotFoundError:
         return [], []
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -658,8 +658,7 @@ def _openai_yaml_policy(folder: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         return {}
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = safe_load(handle.read())
+        data = safe_load(read_text(path, MAX_SKILL_FILE_BYTES))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     policy = data.get("policy") if isinstance(data, dict) else None

@@ -202,8 +202,9 @@ def _read_token(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip() or None
+        from router.files import MAX_TOKEN_FILE_BYTES, read_text
+
+        return read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip() or None
     except OSError as exc:
         raise HookError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
 

@@ -32,6 +32,8 @@ from enum import Enum
 from typing import Any, Iterator, Mapping, Sequence
 
 from router.errors import CatalogError, ConfigError
+from router.files import open_text
+from router.safetext import safe_value
 
 LINK_WINDOW_S = 15 * 60
 _REMEMBERED = 4096
@@ -202,7 +204,7 @@ def read_log(path: str) -> tuple[list[dict[str, Any]], int]:
     records, bad = [], 0
     for name in log_files(path):
         try:
-            with open(name, encoding="utf-8", errors="replace") as handle:
+            with open_text(name, errors="replace") as handle:
                 for line in handle:
                     if not line.strip():
                         continue
@@ -212,7 +214,7 @@ def read_log(path: str) -> tuple[list[dict[str, Any]], int]:
                         bad += 1
                         continue
                     if isinstance(record, dict) and record.get("type") in ("route", "load"):
-                        records.append(record)
+                        records.append(safe_value(record))
                     else:
                         bad += 1
         except OSError as exc:

@@ -170,6 +170,7 @@ def build_mcp(service: Service) -> Any:
 
 def _read_confined(skill: Any, path: str, error: type[Exception]) -> dict[str, Any]:
     """The text of ``path`` inside ``skill``'s folder; ``error`` carries a message naming no server path."""
+    from router.files import FileTooLargeError, NotRegularFileError, read_bytes
     from router.paths import resolve_skill_path
 
     if "\x00" in path:
@@ -180,16 +181,18 @@ def _read_confined(skill: Any, path: str, error: type[Exception]) -> dict[str, A
         raise error(f"path '{path}' leaves the folder of skill '{skill.name}': only files inside it can be read") \
             from None
     try:
-        with open(resolved, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        data = read_bytes(resolved, MAX_FILE_BYTES)  # regular files only: a FIFO or a device is refused at once
     except IsADirectoryError:
         raise error(f"'{path}' is a folder in skill '{skill.name}', not a file") from None
     except FileNotFoundError:
         raise error(f"skill '{skill.name}' has no file '{path}'") from None
+    except FileTooLargeError:
+        raise error(f"'{path}' of skill '{skill.name}' is larger than {MAX_FILE_BYTES} bytes") from None
+    except NotRegularFileError:
+        raise error(f"'{path}' of skill '{skill.name}' is not a regular file (a FIFO, a device or a socket)") \
+            from None
     except OSError as exc:
         raise error(f"cannot read '{path}' of skill '{skill.name}': {exc.strerror or type(exc).__name__}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise error(f"'{path}' of skill '{skill.name}' is larger than {MAX_FILE_BYTES} bytes")
     if b"\x00" in data:
         raise error(f"'{path}' of skill '{skill.name}' is a binary file")
     return {"size": len(data), "content": data.decode("utf-8", errors="replace")}
