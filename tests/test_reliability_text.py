@@ -158,6 +158,24 @@ def test_row1_lone_surrogates_in_a_catalogue_row_route(tmp_path: Path, capsys) -
     assert [row["id"] for row in json.loads(out)][0] == "alpha"
 
 
+@pytest.mark.model
+def test_row1_serve_becomes_ready_with_a_lone_surrogate_description(tmp_path: Path) -> None:
+    import httpx
+    from serve_support import running
+
+    skills = library(tmp_path / "skills")
+    write_skill(skills, "alpha", skill_text("alpha", '"lone \\ud800 surrogate: convert units of length"'))
+    argv = ["--skills", str(skills), "--index-dir", str(tmp_path / "idx"), "--no-watch"]
+    with running(argv, ready_timeout=60) as (url, _):  # waits for /readyz to answer 200
+        with httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
+            alpha = client.get("/v1/skills/alpha", params={"body": "true"})
+            ranked = client.post("/v1/route", json={"query": "convert units of length", "k": 1})
+    assert alpha.status_code == 200
+    assert alpha.json()["description"] == "lone \ufffd surrogate: convert units of length"
+    assert ranked.status_code == 200 and ranked.json()["shown"] == ["alpha", "beta", "gamma"]
+    assert "<description>lone \ufffd surrogate: convert units of length</description>" in ranked.json()["catalogue"]
+
+
 def test_row1_lone_surrogates_in_labels_learned_examples_and_the_log_are_replaced(tmp_path: Path) -> None:
     labels = tmp_path / "labels.yaml"
     labels.write_text('- id: "q\\ud800"\n  query: "convert \\ud800 units"\n  gold: [alpha]\n', encoding="utf-8")
@@ -243,6 +261,25 @@ def test_row2_alias_bomb_is_refused_quickly(tmp_path: Path, profile: str) -> Non
     # Whatever is left can be encoded at once (this is what GET /v1/skills/NAME?body=true does).
     json.dumps([dict(s.metadata) for s in loaded])
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.model
+def test_row2_alias_bomb_skill_answers_over_http_at_once(tmp_path: Path) -> None:
+    import httpx
+    from serve_support import running
+
+    skills = library(tmp_path / "skills")
+    write_skill(skills, "bomb", skill_text("bomb", "Convert units of length.", "metadata:\n" + alias_bomb(indent="  ")))
+    argv = ["--skills", str(skills), "--profile", "claude-code", "--index-dir", str(tmp_path / "idx"), "--no-watch"]
+    with running(argv, ready_timeout=60) as (url, _):
+        with httpx.Client(base_url=url, timeout=20, trust_env=False) as client:
+            start = time.perf_counter()
+            bomb = client.get("/v1/skills/bomb", params={"body": "true"})
+            elapsed = time.perf_counter() - start
+            health = client.get("/healthz")
+    assert bomb.status_code == 200 and elapsed < 5
+    assert bomb.json()["metadata"]["invalid_frontmatter"].startswith("YAML aliases expand the document by")
+    assert health.status_code == 200
 
 
 def test_row2_aliases_are_counted_as_parsed() -> None:
