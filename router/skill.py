@@ -52,6 +52,16 @@ class Skill:
     os_path: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        texts = (self.path, self.name, self.id, self.description, self.body, self.index_description, *self.examples)
+        # One check for the usual skill; a surrogate in any field fails the encoding of the whole.
+        if not (all(type(t) is str for t in texts) and is_safe("".join(texts))):
+            self._make_texts_safe()
+        if self.metadata:
+            object.__setattr__(self, "metadata", safe_value(self.metadata))
+        if not self.id:
+            object.__setattr__(self, "id", self.name)
+
+    def _make_texts_safe(self) -> None:
         if not is_safe(self.path):
             if not self.os_path:
                 object.__setattr__(self, "os_path", self.path)
@@ -63,10 +73,6 @@ class Skill:
                 object.__setattr__(self, name, clean(value))
         if not all(is_safe(e) for e in self.examples):
             object.__setattr__(self, "examples", tuple(safe_text(e) for e in self.examples))
-        if self.metadata:
-            object.__setattr__(self, "metadata", safe_value(self.metadata))
-        if not self.id:
-            object.__setattr__(self, "id", self.name)
 
     @property
     def directory(self) -> str:
