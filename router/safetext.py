@@ -24,6 +24,18 @@ the same, except that an undecodable byte ``0xNN`` (``bytes``, or the lone U+DC8
 is shown as ``bad\\xff``: escaped, distinct from ``bad<0xfe>``, and found again when typed back or when the
 shell passes the raw byte.
 
+Where they are applied (each boundary once; nothing downstream cleans again):
+
+- :class:`router.skill.Skill`, as it is made: every skill of every profile (frontmatter values after YAML
+  parsing, folder names, paths, bodies, metadata), catalogue rows, sidecar and learned examples;
+- :class:`router.profiles.base.Discovery`, as it is made: the profiles' errors and warnings, which quote paths;
+- :meth:`router.registry.SkillRegistry.find` and ``get``: every name looked up (``use NAME``, ``--pin``,
+  ``--exclude``, skill-tool calls, ``GET /v1/skills/NAME``, MCP ``load_skill`` and ``read_skill_file``);
+- :meth:`router.routing.Router.conversation`: every request routed (command line, stdin, HTTP, MCP, hooks);
+- :func:`router.texts.lenient_description`: the indexer's own lenient parse of a frontmatter;
+- labels files (:mod:`router.evaluation.labels`), learned examples (:func:`router.learned.load_learned`) and
+  decision-log records read back (:func:`router.serve.log.read_log`).
+
 Nothing else changes: valid text is returned as it is (the same object); the result always encodes to UTF-8 and
 round-trips through JSON; both functions are idempotent. File contents are decoded by the profiles as their
 harness decodes them (invalid bytes become U+FFFD, :func:`router.profiles.base.decode_lossy`); these functions

@@ -228,6 +228,10 @@ def test_row7_non_utf8_folder_name_loads_in_every_profile(tmp_path: Path, capsys
     assert all(encodable(text) for s in loaded for text in (s.name, s.id, s.path, s.description))
     status, out, err = run(capsys, "prompt", "--skills", str(skills), "--profile", profile)
     assert status == 0 and "Traceback" not in err, err
+    from router.serve.mcp import _read_confined
+
+    read = _read_confined(skill, "SKILL.md", ValueError)  # what MCP read_skill_file answers
+    assert "Steps." in read["content"]
     rules = from_folders([str(skills)], profile).profile
     spec = rules.tool(list(loaded))
     if spec is not None:  # the skill tool reads the file under the folder's own name
