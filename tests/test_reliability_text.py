@@ -176,6 +176,25 @@ def test_row1_serve_becomes_ready_with_a_lone_surrogate_description(tmp_path: Pa
     assert "<description>lone \ufffd surrogate: convert units of length</description>" in ranked.json()["catalogue"]
 
 
+@pytest.mark.model
+def test_row1_hook_prompt_with_a_lone_surrogate_is_routed_by_the_server(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from serve_support import copy_bundled, running
+
+    skills = copy_bundled(tmp_path / "skills")
+    argv = ["--skills", str(skills), "--profile", "claude-code", "--index-dir", str(tmp_path / "idx"), "--no-watch"]
+    payload = '{"prompt": "will it rain in Lyon tomorrow? \\ud800", "hook_event_name": "UserPromptSubmit"}'
+    with running(argv, ready_timeout=60) as (url, _):
+        done = subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--url", url,
+                               "--no-fallback", "--timeout", "20"], input=payload, capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (done.returncode, done.stderr) == (0, "")  # was: "the server ... answered HTTP 422", no context
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "weather-forecast" in context
+
+
 def test_row1_lone_surrogates_in_labels_learned_examples_and_the_log_are_replaced(tmp_path: Path) -> None:
     labels = tmp_path / "labels.yaml"
     labels.write_text('- id: "q\\ud800"\n  query: "convert \\ud800 units"\n  gold: [alpha]\n', encoding="utf-8")

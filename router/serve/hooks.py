@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
+from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
+
 HARNESSES = ("claude-code", "codex")
 MAX_CONTEXT_CHARS = 2000
 EVENT = "UserPromptSubmit"
@@ -232,7 +234,7 @@ def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, st
         if len(raw) > MAX_STDIN_BYTES:
             raise HookError(f"hook input is larger than {MAX_STDIN_BYTES} bytes")
         try:
-            payload = json.loads(raw.decode("utf-8"))
+            payload = safe_value(json.loads(raw.decode("utf-8")))  # "\ud800" escapes: U+FFFD, once
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise HookError(f"hook input is not JSON: {exc}") from None
         prompt = prompt_of(payload)
