@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from router.cli import main
+from router.errors import SkillToolError
 from router.evaluation.labels import load_requests
 from router.files import MAX_SKILL_FILE_BYTES, NotRegularFileError, read_bytes
 from router.frontmatter import MAX_YAML_ALIAS_NODES, YAMLAliasError, load_with_nodes, safe_load
@@ -124,6 +125,44 @@ def test_a_skill_holds_only_safe_text_and_keeps_the_os_path() -> None:
     assert dict(skill.metadata) == {"tags": ["\ufffd"]} and skill.examples == ("e\ufffd",)
     plain = Skill(name="a", description="b", path="/x/a/SKILL.md")
     assert plain.fs_path == plain.path and plain.os_path == ""
+
+
+YAML_PIECES = ["\\ud800", "\\udcff", "\\udfff", "\\ud83d\\ude00", "\\ude00\\ud83d", "a", "\u00e9", " ", "x: y",
+               "\\\\", "\\x41", "\\u0000"]
+yaml_escaped = st.lists(st.sampled_from(YAML_PIECES), min_size=1, max_size=6).map(lambda parts: f'"{"".join(parts)}"')
+folder_names = st.binary(min_size=1, max_size=6).filter(
+    lambda name: b"/" not in name and b"\0" not in name and not name.startswith(b"."))
+
+
+@settings(max_examples=40, deadline=None)
+@given(folder=folder_names, name=yaml_escaped, description=yaml_escaped, value=yaml_escaped)
+def test_any_escapes_and_folder_bytes_load_render_and_index_in_every_profile(folder: bytes, name: str,
+                                                                           description: str, value: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        skills = library(Path(tmp) / "skills")
+        write_skill(skills, folder, f"---\nname: {name}\ndescription: {description}\nmetadata: {{k: {value}}}\n"
+                                    f"when_to_use: {value}\n---\n\n# {value}\n\nSteps.\n")
+        for profile in PROFILES:
+            loaded = from_folders([str(skills)], profile)
+            every = list(loaded.registry)
+            for skill in every:
+                for text in (skill.name, skill.id, skill.path, skill.description, skill.body, index_text(skill),
+                             dense_text(skill), json.dumps(dict(skill.metadata), ensure_ascii=False, default=str)):
+                    assert encodable(text), (profile, text)
+            assert encodable(loaded.profile.render(every))
+            spec = loaded.profile.tool(every)
+            for skill in every if spec is not None else ():
+                try:
+                    answer = loaded.profile.call_tool(loaded.registry, {spec.parameters["required"][0]: skill.name},
+                                                      spec.name)
+                except SkillToolError as exc:  # a harness may refuse a name (codex: not a $mention)
+                    answer = str(exc)
+                assert encodable(answer)
+            assert all(encodable(note) for note in loaded.notes)
+            assert all(encodable(w) for w in (loaded.registry.discovery.warnings if loaded.registry.discovery
+                                               else ()))
 
 
 # -- row 1: a lone surrogate from a YAML escape -------------------------------------------------------------------
@@ -364,8 +403,6 @@ def test_row12_codex_skill_file_has_the_same_size_cap(tmp_path: Path) -> None:
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
 def test_row12_codex_skill_file_that_became_a_fifo_or_a_device_does_not_block(tmp_path: Path) -> None:
     import threading
-
-    from router.errors import SkillToolError
 
     skills = library(tmp_path / "skills")
     loaded = from_folders([str(skills)], "codex")
