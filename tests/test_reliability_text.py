@@ -364,6 +364,26 @@ def test_row2_aliases_are_counted_as_parsed() -> None:
         safe_load(fits + "c: *a\n")
 
 
+@settings(max_examples=60, deadline=None)
+@given(levels=st.integers(1, 12), fan=st.integers(1, 12))
+def test_any_anchor_structure_loads_or_is_refused_by_its_expanded_size(levels: int, fan: int) -> None:
+    text = alias_bomb(levels, fan)
+    # Distinct nodes: the root, a key per level, the first sequence and its items, one sequence per later level.
+    composed = 1 + levels + (1 + fan) + (levels - 1)
+    sizes = [1 + fan]  # a level's sequence expanded: itself and fan copies of the level below
+    for _ in range(1, levels):
+        sizes.append(1 + fan * sizes[-1])
+    expanded = 1 + levels + sum(sizes)
+    start = time.perf_counter()
+    if expanded - composed > MAX_YAML_ALIAS_NODES:
+        with pytest.raises(YAMLAliasError, match=f"expand the document by {expanded - composed} nodes,"):
+            safe_load(text)
+    else:
+        data = safe_load(text)
+        assert len(json.dumps(data)) > 0 and len(data) == levels
+    assert time.perf_counter() - start < 1
+
+
 # -- row 12: a 3 MB description ----------------------------------------------------------------------------------
 @pytest.mark.model
 def test_row12_three_megabyte_description_prompt_is_fast(tmp_path: Path, capsys) -> None:
