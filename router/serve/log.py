@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import secrets
+import stat
 import threading
 import time
 from collections import OrderedDict, deque
@@ -215,7 +216,7 @@ class DecisionLog:
             return True
         return (status.st_dev, status.st_ino) != self._identity
 
-    def _failed(self, what: str, exc: BaseException) -> None:
+    def _failed(self, what: str, exc: BaseException | str) -> None:
         other = getattr(exc, "filename2", None)
         reason = (f"{what} '{self.path}': {getattr(exc, 'strerror', None) or exc}"
                   + (f" ('{other}')" if other else ""))
@@ -268,6 +269,11 @@ class DecisionLog:
     def _rotate(self) -> None:
         """Shift the old files and start a new one; on failure keep appending to the current file."""
         assert self.path is not None
+        for n in range(1, self.backups + 1):  # only log files are moved: never a folder or a link put there
+            older = f"{self.path}.{n}"
+            if os.path.lexists(older) and not stat.S_ISREG(os.lstat(older).st_mode):
+                self._failed("cannot rotate the decision log", f"'{older}' is not a log file: remove or rename it")
+                return
         try:
             for n in range(self.backups - 1, 0, -1):
                 older = f"{self.path}.{n}"

@@ -3,8 +3,8 @@
 ``watchfiles`` batches the events of one burst (an editor's save, a ``git checkout``) into one set; the reload
 runs in this watcher's thread, so changes that arrive while it runs are gathered into the next one. Nothing else
 in a skill folder is indexed, and the index folder's own writes must not trigger reloads, so only those two file
-names count. A folder that goes away is looked for again every second, and the library reloaded when it comes
-back; a reload that fails is retried with backoff.
+names count, and folders added (a skill copied in whole). A watched folder that goes away is looked for again
+every second, and the library reloaded when it comes back; a reload that fails is retried with backoff.
 """
 
 from __future__ import annotations
@@ -24,6 +24,26 @@ MAX_BACKOFF_S = 30.0
 
 def relevant(path: str) -> bool:
     return os.path.basename(path) in WATCHED_NAMES
+
+
+def _keeper(roots: Sequence[str]) -> Callable[[Any, str], bool]:
+    """The changes that count: a watched file name, or a folder added (a skill copied in whole: its SKILL.md is
+    written before the watch of the new folder starts, so no event names it). Hidden folders, the index
+    folder's temporary ones among them, never count."""
+    from watchfiles import Change
+
+    absolute = [os.path.abspath(r) for r in roots]
+
+    def keep(change: Any, path: str) -> bool:
+        if relevant(path):
+            return True
+        if change != Change.added:
+            return False
+        inside = next((os.path.relpath(path, r) for r in absolute if path.startswith(r + os.sep)),
+                      os.path.basename(path))
+        return not any(part.startswith(".") for part in inside.split(os.sep)) and os.path.isdir(path)
+
+    return keep
 
 
 def _present(folders: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
@@ -77,7 +97,8 @@ def watch_folders(folders: Sequence[str], reload: Callable[[], Any], stop: threa
                 changes: Any = set()
                 batches: Any = iter([changes])
             else:
-                batches = watch(*(f for f, _, _ in present), watch_filter=lambda _change, path: relevant(path),
+                watched = [f for f, _, _ in present]
+                batches = watch(*watched, watch_filter=_keeper(watched),
                                 debounce=debounce_ms, stop_event=stop, raise_interrupt=False,
                                 rust_timeout=int(poll_s * 1000), yield_on_timeout=True)
             for changes in batches:

@@ -200,10 +200,13 @@ class Service:
 
     def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
                  max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
-                 encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4) -> None:
+                 encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4,
+                 model: Any = None) -> None:
+        """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`)."""
         if not deadline_s > 0:
             raise ConfigError(f"--request-timeout must be a number of seconds above 0, got {deadline_s}")
         self._factory = factory
+        self._model = model
         self.deadline_s = deadline_s
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
                                                            thread_name_prefix="skill-router-worker")
@@ -245,7 +248,7 @@ class Service:
         start = time.perf_counter()
         limit_blas_threads()
         first = self._factory(None)
-        self._encoder = SharedEncoder(self._choose_encoder(first))
+        self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder(first))
         router = self._factory(self._encoder)
         router.build()
         # A warm index loads without the model; load it now, so that the first request is not the one to wait.
