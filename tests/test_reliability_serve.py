@@ -123,7 +123,11 @@ def timed_get(client: httpx.Client, path: str) -> tuple[float, httpx.Response]:
 
 
 # -- row 2: CPU-heavy work never runs on the event loop ---------------------------------------------------------
-def test_row_2_huge_metadata_gets_503_past_the_deadline_while_healthz_answers_within_50_ms(tmp_path: Path) -> None:
+def test_row_2_huge_metadata_gets_503_past_the_deadline_while_healthz_answers_within_50_ms(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import router.serve.payload as payload
+
+    monkeypatch.setattr(payload, "MAX_METADATA_BYTES", 1 << 30)  # so that the deadline is what stops it
     service = service_for(library(tmp_path / "skills"), tmp_path / "idx", deadline_s=1.0)
     with serving(service) as client:
         set_metadata(service, "weather", alias_bomb())
@@ -156,6 +160,20 @@ def test_row_2_huge_metadata_gets_503_past_the_deadline_while_healthz_answers_wi
         # the server is not stuck: the next requests, this skill's included, answer at once
         assert client.get("/v1/skills/weather").json()["name"] == "weather"
         assert client.post("/v1/route", json={"query": "rain in Lyon"}).status_code == 200
+
+
+def test_row_2_an_alias_bomb_is_refused_by_size_within_seconds_naming_the_skill(tmp_path: Path) -> None:
+    service = service_for(library(tmp_path / "skills"), tmp_path / "idx")
+    with serving(service) as client:
+        set_metadata(service, "weather", alias_bomb())
+        seconds, answer = timed_get(client, "/v1/skills/weather?body=true")
+        assert answer.status_code == 422 and seconds < 5.0
+        assert answer.json()["error"] == {
+            "type": "metadata_too_large",
+            "message": "the frontmatter metadata of skill 'weather' is larger than 1048576 bytes as JSON (YAML "
+                       "aliases can expand a small file): shorten it; without ?body=true the skill is still "
+                       "answered"}
+        assert client.get("/v1/skills/weather").json()["description"] == "Get the weather forecast and rain for a city."
 
 
 def test_row_2_metadata_json_cannot_take_is_sent_as_text_never_a_500(tmp_path: Path) -> None:
