@@ -30,9 +30,6 @@ def register(commands: Any) -> None:
     p.add_argument("--token-file", metavar="FILE", help="require 'Authorization: Bearer <token>' with the token "
                                                         "in FILE on every request")
     p.add_argument("--max-body", type=int, default=None, metavar="BYTES", help="largest request body (default 1 MiB)")
-    p.add_argument("--request-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="answer 503 to a request not answered within this time (default 10; /mcp streams and "
-                        "/v1/reindex have no deadline)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP endpoint at /mcp")
     p.add_argument("--exit-after", type=float, metavar="SECONDS", help="stop after this many seconds (tests, "
                                                                        "benchmarks)")
@@ -62,6 +59,9 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-max-bytes", type=int, default=10_000_000, metavar="BYTES",
                    help="rotate the log past this size (default 10 MB; 5 old files kept)")
     p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
+    p.add_argument("--request-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="give up a request (HTTP 503, or an MCP tool error) not answered within this time "
+                        "(default 10; /v1/reindex and the /mcp stream itself have no deadline)")
     p.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
                    help="start watched reloads at most this often (default 1; edits made meanwhile are gathered)")
     p.add_argument("--encoder", choices=("auto", "onnx", "torch"), default="auto",

@@ -117,9 +117,10 @@ class DecisionLog:
             self._close()
 
     def health(self) -> dict[str, Any]:
-        """What ``/readyz`` reports of the log: ``ok`` false while writing fails, with the reason."""
-        with self._lock:
-            return {"path": self.path, "ok": self.error is None, "failures": self.failures, "error": self.error}
+        """What ``/readyz`` reports of the log: ``ok`` false while writing fails, with the reason. Read without the
+        lock, which a write stuck on a slow disk may hold: ``/readyz`` must answer even then."""
+        error = self.error
+        return {"path": self.path, "ok": error is None, "failures": self.failures, "error": error}
 
     # -- records ------------------------------------------------------------------------------------------------
     def routed(self, request_id: str, source: str, text: str, routing: Any, *, k: int | None = None,
