@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import os
+import socket
 import sys
 import threading
 from typing import Any
@@ -58,6 +60,9 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-max-bytes", type=int, default=10_000_000, metavar="BYTES",
                    help="rotate the log past this size (default 10 MB; 5 old files kept)")
     p.add_argument("--no-watch", action="store_true", help="do not reload when a SKILL.md changes")
+    p.add_argument("--request-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="give up a request (HTTP 503, or an MCP tool error) not answered within this time "
+                        "(default 10; /v1/reindex and the /mcp stream itself have no deadline)")
     p.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
                    help="start watched reloads at most this often (default 1; edits made meanwhile are gathered)")
     p.add_argument("--encoder", choices=("auto", "onnx", "torch"), default="auto",
@@ -66,6 +71,22 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="torch threads for embedding requests (default 1: batches are encoded one at a time, and "
                         "one thread keeps latency steady on a shared machine; 0 leaves torch's default)")
+
+
+def check_numbers(args: Any) -> None:
+    """Refuse a size, count or time that cannot work, naming the flag and a value that does (exit 2)."""
+    def positive(flag: str, value: float | None, example: str, *, zero: str | None = None) -> None:
+        if value is None or value > 0 or (zero is not None and value == 0):
+            return
+        also = f", or 0 to {zero}" if zero else ""
+        raise ConfigError(f"{flag} must be above 0, got {value:g}: give e.g. {example}{also}")
+
+    positive("--log-max-bytes", getattr(args, "log_max_bytes", None), "10000000 (10 MB), or --no-log to write no log")
+    positive("--reload-interval", getattr(args, "reload_interval", None), "1")
+    positive("--threads", getattr(args, "threads", None), "1", zero="leave torch's default")
+    positive("--max-body", getattr(args, "max_body", None), "1048576 (1 MiB)")
+    positive("--request-timeout", getattr(args, "request_timeout", None), "10")
+    positive("--exit-after", getattr(args, "exit_after", None), "60")
 
 
 def is_loopback(host: str) -> bool:
@@ -91,8 +112,9 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     """The service the options describe (not loaded yet) and the folders to watch."""
     from router.serve.log import DecisionLog
     from router.serve.metrics import Metrics
-    from router.serve.service import Service
+    from router.serve.service import DEFAULT_DEADLINE_S, Service
 
+    check_numbers(args)
     first = make_router(args)  # discovery only: a wrong --skills or --catalog fails here, before listening
     report_notes(first.notes)
     decision_log = None
@@ -101,12 +123,43 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
     service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
-                      reload_interval=args.reload_interval, encoder=args.encoder)
+                      reload_interval=args.reload_interval, encoder=args.encoder,
+                      deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S)
     from router.library import skill_folders
 
     # codex and claude-code with no --skills read where their harness reads: those folders are watched
     watch = [] if args.no_watch or args.catalog else skill_folders(roots(args), first.profile)
     return service, watch
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (not listening yet), handed to uvicorn: a busy port is refused here, in one
+    line, before anything is loaded or "listening" is printed, and no other process can take the port between
+    this check and the server's start."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host}: not an address this machine can listen on ({exc.strerror}): give an "
+                          "address such as 127.0.0.1") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart needs no wait
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} on {host} is already in use: stop the other server or pass --port N "
+                              "(0 picks a free one)") from None
+        if exc.errno == errno.EACCES:
+            raise ConfigError(f"port {port} on {host} needs privileges this process does not have: pass --port N "
+                              "with N above 1023 (0 picks a free one)") from None
+        raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}: pass another --host or "
+                          "--port") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def _missing(exc: ImportError) -> ConfigError:
@@ -127,23 +180,32 @@ def cmd_serve(args: Any) -> int:
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be 0..65535, got {args.port}")
     token = read_token(args.token_file) if args.token_file else None
-    service, watch = build_service(args)
+    check_numbers(args)
+    sock = bind(args.host, args.port)
+    try:
+        service, watch = build_service(args)
+    except BaseException:
+        sock.close()
+        raise
     from router.serve.schemas import MAX_BODY_BYTES
 
     app = create_app(service, token=token, loopback=loopback, max_body=args.max_body or MAX_BODY_BYTES,
                      mcp=not args.no_mcp, watch=watch)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=port, log_level="warning",
                                            access_log=False, timeout_graceful_shutdown=3))
     if args.exit_after:
         timer = threading.Timer(args.exit_after, lambda: setattr(server, "should_exit", True))
         timer.daemon = True
         timer.start()
-    print(f"skill-router serve: listening on http://{args.host}:{args.port} (loading the library; GET /readyz)",
+    shown = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
+    print(f"skill-router serve: listening on http://{shown}:{port} (loading the library; GET /readyz)",
           file=sys.stderr, flush=True)
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         service.close()
+        sock.close()
     return 0
 
 

@@ -18,13 +18,18 @@ Security: the guard middleware refuses bodies over the limit (413), checks the b
 one is configured (401), and, on a loopback bind, refuses a Host header that is not a loopback name (403, against
 DNS rebinding). Errors are JSON ``{"error": {"type", "message", "details"?}}``; no traceback or server path is ever
 sent, and an unexpected failure answers 500 with only a request id that the server log also names.
+
+Reliability: the event loop only moves bytes. Routing, rendering, encoding skill data, the skill tool and the
+decision log run in the service's workers, and every request but ``/mcp`` and ``/v1/reindex`` has a deadline
+(``--request-timeout``, default 10 s): past it the answer is 503 ``deadline_exceeded`` while ``/healthz`` keeps
+answering. A reload that fails answers 503 ``reload_failed`` with the reason and keeps the previous library
+serving; ``/readyz`` then names the reason (``reload_error``), as it names a failing decision log (``log``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 import threading
 import time
@@ -42,13 +47,16 @@ from router.errors import (CatalogError, ConfigError, ModelError, SkillNotFoundE
                            SkillRouterError, SkillToolError)
 from router.serve import hooks
 from router.serve.log import new_request_id
+from router.serve.payload import DeadlineExceeded, MetadataTooLarge, encode, metadata_json
 from router.serve.schemas import (MAX_BODY_BYTES, MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, BatchRequest, HookInput,
                                   InjectRequest, RouteRequest, ToolRequest)
-from router.serve.service import Busy, NotReady, Service
+from router.serve.service import Busy, NotReady, Service, failure_reason
 
 log = logging.getLogger("router.serve")
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+#: Paths without the request deadline: MCP streams stay open, and a reload may rightly take longer.
+NO_DEADLINE = ("/mcp", "/v1/reindex")
 
 
 def error_body(kind: str, message: str, details: Any = None) -> dict[str, Any]:
@@ -73,8 +81,10 @@ class _TooLarge(StarletteHTTPException):
 class Guard:
     """Pure ASGI middleware: body limit, bearer token, Host check, metrics, and the last-resort error answer."""
 
-    def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Any, loopback: bool) -> None:
+    def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Any, loopback: bool,
+                 deadline_s: float | None = None) -> None:
         self.app = app
+        self.deadline_s = deadline_s
         self.token = token.encode("utf-8") if token else None
         self.max_body = max_body
         self.metrics = metrics
@@ -97,11 +107,19 @@ class Guard:
             refusal = self._refusal(scope)
             if refusal is not None:
                 await refusal(scope, receive, tracked)
-            else:
+            elif self.deadline_s is None or str(scope.get("path", "")).startswith(NO_DEADLINE):
                 await self.app(scope, self._limited(receive), tracked)
+            else:
+                async with asyncio.timeout(self.deadline_s):
+                    await self.app(scope, self._limited(receive), tracked)
         except _TooLarge:
             if not state["started"]:
                 await self._too_large()(scope, receive, tracked)
+        except TimeoutError:
+            log.error("%s %s ran past its deadline of %g s", scope.get("method"), scope.get("path"), self.deadline_s)
+            if not state["started"]:
+                await _json(503, "deadline_exceeded", str(DeadlineExceeded(self.deadline_s or 0)),
+                            headers={"Retry-After": "1"})(scope, receive, tracked)
         except Exception:
             request_id = new_request_id()
             log.exception("unexpected error answering %s %s (request %s)", scope.get("method"), scope.get("path"),
@@ -165,15 +183,25 @@ def _message(error: dict[str, Any]) -> str:
     return str(error.get("msg", ""))
 
 
-def _skill_json(skill: Any, *, body: bool = False) -> dict[str, Any]:
-    out = {"id": skill.id, "name": skill.name, "description": skill.description, "path": skill.path or None,
-           "directory": skill.directory or None}
-    if body:
-        # YAML may hold dates and other values JSON has no type for: they are sent as strings
-        out["metadata"] = json.loads(json.dumps(dict(skill.metadata or {}), default=str))
-        out["examples"] = list(skill.examples)
-        out["body"] = skill.body
-    return out
+def _skill_json(skill: Any) -> dict[str, Any]:
+    return {"id": skill.id, "name": skill.name, "description": skill.description, "path": skill.path or None,
+            "directory": skill.directory or None}
+
+
+def skill_answer(skill: Any, *, body: bool, deadline: float, seconds: float) -> Response:
+    """One skill's answer, encoded (in a worker: metadata from YAML can be built to be huge)."""
+    out = _skill_json(skill)
+    if not body:
+        return json_answer(out)
+    out["examples"] = list(skill.examples)
+    out["body"] = skill.body
+    # YAML may hold dates and other values JSON has no type for: they are sent as strings
+    metadata = metadata_json(skill.name, skill.metadata or {}, deadline=deadline, seconds=seconds)
+    return json_answer(out, raw={"metadata": metadata})
+
+
+def json_answer(payload: dict[str, Any], raw: dict[str, str] | None = None) -> Response:
+    return Response(encode(payload, raw=raw), media_type="application/json")
 
 
 def _match_json(match: Any) -> dict[str, Any]:
@@ -211,7 +239,7 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
             if not service.ready:
                 service.load()
         except Exception as exc:  # reported by /readyz; the process stays up so that the reason can be read
-            service.load_error = str(exc) if isinstance(exc, SkillRouterError) else type(exc).__name__
+            service.load_error = failure_reason(exc)
             log.error("could not load the library: %s", service.load_error)
             stop.set()
 
@@ -275,21 +303,34 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     async def busy(_: Request, exc: Busy) -> JSONResponse:
         return _json(503, "busy", str(exc), headers={"Retry-After": "1"})
 
+    @app.exception_handler(DeadlineExceeded)
+    async def too_slow(request: Request, exc: DeadlineExceeded) -> JSONResponse:
+        log.error("%s %s ran past its deadline of %g s", request.method, request.url.path, exc.seconds)
+        return _json(503, "deadline_exceeded", str(exc), headers={"Retry-After": "1"})
+
+    @app.exception_handler(MetadataTooLarge)
+    async def too_large(_: Request, exc: MetadataTooLarge) -> JSONResponse:
+        return _json(422, "metadata_too_large", str(exc))
+
     # -- routing --------------------------------------------------------------------------------------------------
+    # Each answer is built and encoded by a worker (service.run); the handler only awaits it.
     def record(source: str, text: str, routing: Any, k: int | None, session: str | None = None) -> str:
         request_id = new_request_id()
         if service.decision_log is not None:
             service.decision_log.routed(request_id, source, text, routing, k=k, session=session)
         return request_id
 
+    async def answer(build: Any) -> Response:
+        return cast(Response, await service.run(lambda: json_answer(build())))
+
     @app.post("/v1/route", tags=["routing"], summary="rank the skills for one request")
-    async def route(body: RouteRequest) -> dict[str, Any]:
+    async def route(body: RouteRequest) -> Response:
         router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
-        request_id = record("route", body.text(), routing, body.k)
-        return routing_json(router, routing, request_id, timings)
+        return await answer(lambda: routing_json(router, routing, record("route", body.text(), routing, body.k),
+                                                 timings))
 
     @app.post("/v1/route/batch", tags=["routing"], summary="rank the skills for several requests")
-    async def route_batch(body: BatchRequest) -> dict[str, Any]:
+    async def route_batch(body: BatchRequest) -> Response:
         outcomes = await asyncio.gather(*(service.route(r.request(), r.k, r.pin, r.exclude) for r in body.requests),
                                         return_exceptions=True)
         for index, outcome in enumerate(outcomes):
@@ -297,99 +338,131 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
                 raise type(outcome)(f"requests[{index}]: {outcome}") if isinstance(outcome, ConfigError) else outcome
             if isinstance(outcome, BaseException):
                 raise outcome
-        results = []
-        for request, outcome in zip(body.requests, outcomes):
-            router, routing, timings = cast(tuple, outcome)
-            request_id = record("batch", request.text(), routing, request.k)
-            results.append(routing_json(router, routing, request_id, timings))
-        return {"results": results}
+
+        def build() -> dict[str, Any]:
+            results = []
+            for request, outcome in zip(body.requests, outcomes):
+                router, routing, timings = cast(tuple, outcome)
+                request_id = record("batch", request.text(), routing, request.k)
+                results.append(routing_json(router, routing, request_id, timings))
+            return {"results": results}
+
+        return await answer(build)
 
     @app.get("/v1/skills", tags=["skills"], summary="every skill, or the skills ranked for ?q=")
     async def skills(q: str | None = Query(None, min_length=1, max_length=MAX_TEXT_CHARS),
-                     k: int | None = Query(None, ge=1, le=MAX_K)) -> dict[str, Any]:
+                     k: int | None = Query(None, ge=1, le=MAX_K)) -> Response:
         if q is None:
             router = service.router
-            rows = [_skill_json(s) for s in router.skills]
-            return {"skills": rows, "total": len(rows)}
+
+            def listing() -> dict[str, Any]:
+                rows = [_skill_json(s) for s in router.skills]
+                return {"skills": rows, "total": len(rows)}
+
+            return await answer(listing)
         if not q.strip():
             raise ConfigError("'q' is empty: give the text to rank the skills for")
         router, routing, timings = await service.route(q, k)
-        request_id = record("skills", q, routing, k)
-        by_id = {s.id: s for s in router.skills}
-        if routing.routed:
-            rows = [{**_skill_json(by_id[m.id]), "score": round(float(m.score), 6), "rank": m.rank}
-                    for m in routing.matches]
-        else:  # a library small enough to be shown whole is not ranked
-            rows = [{**_skill_json(s), "score": None, "rank": None} for s in routing.shown]
-        return {"query": q, "skills": rows, "total": len(rows), "request_id": request_id,
-                "took_ms": timings["total_ms"]}
+
+        def ranked() -> dict[str, Any]:
+            request_id = record("skills", q, routing, k)
+            by_id = {s.id: s for s in router.skills}
+            if routing.routed:
+                rows = [{**_skill_json(by_id[m.id]), "score": round(float(m.score), 6), "rank": m.rank}
+                        for m in routing.matches]
+            else:  # a library small enough to be shown whole is not ranked
+                rows = [{**_skill_json(s), "score": None, "rank": None} for s in routing.shown]
+            return {"query": q, "skills": rows, "total": len(rows), "request_id": request_id,
+                    "took_ms": timings["total_ms"]}
+
+        return await answer(ranked)
 
     @app.get("/v1/skills/{name:path}", tags=["skills"], summary="one skill's metadata (and body on request)")
-    async def skill(name: str, body: bool = False) -> dict[str, Any]:
+    async def skill(name: str, body: bool = False) -> Response:
         if len(name) > MAX_NAME_CHARS:
             raise ConfigError(f"skill name is longer than {MAX_NAME_CHARS} characters")
         router = service.router
-        found = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
-        if found is None:
-            found = router.registry.get(name)  # raises SkillNotFoundError naming close matches
-        return _skill_json(found, body=body)
+        deadline = time.monotonic() + service.deadline_s
+
+        def build() -> Response:
+            found = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
+            if found is None:
+                found = router.registry.get(name)  # raises SkillNotFoundError naming close matches
+            return skill_answer(found, body=body, deadline=deadline, seconds=service.deadline_s)
+
+        return cast(Response, await service.run(build))
 
     @app.post("/v1/tool", tags=["skills"], summary="answer a skill-tool call as the harness does")
-    async def tool(body: ToolRequest) -> dict[str, Any]:
+    async def tool(body: ToolRequest) -> Response:
         router = service.router
-        spec = router.tool()
-        key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
-        arguments = {key: body.name} if body.name is not None else body.arguments
-        call_name = body.call_name or (spec.name if spec is not None else None)
-        result = await asyncio.to_thread(router.call_tool, arguments, call_name)
-        named = body.name
-        if named is None and isinstance(body.arguments, dict):
-            named = body.arguments.get(key) if isinstance(body.arguments.get(key), str) else None
-        skill = router.registry.find(named) if named else None
-        loaded = None
-        if skill is not None and service.decision_log is not None:
-            loaded = service.decision_log.loaded(skill.id, "tool", route_id=body.route_id, session=body.session)
-        return {"result": result, "skill": skill.name if skill else None,
-                "after": loaded.get("after") if loaded else None}
+
+        def build() -> dict[str, Any]:
+            spec = router.tool()
+            key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
+            arguments = {key: body.name} if body.name is not None else body.arguments
+            call_name = body.call_name or (spec.name if spec is not None else None)
+            result = router.call_tool(arguments, call_name)
+            named = body.name
+            if named is None and isinstance(body.arguments, dict):
+                named = body.arguments.get(key) if isinstance(body.arguments.get(key), str) else None
+            skill = router.registry.find(named) if named else None
+            loaded = None
+            if skill is not None and service.decision_log is not None:
+                loaded = service.decision_log.loaded(skill.id, "tool", route_id=body.route_id, session=body.session)
+            return {"result": result, "skill": skill.name if skill else None,
+                    "after": loaded.get("after") if loaded else None}
+
+        return await answer(build)
 
     @app.post("/v1/inject", tags=["routing"], summary="inject the routed catalogue into chat messages")
-    async def inject(body: InjectRequest) -> dict[str, Any]:
+    async def inject(body: InjectRequest) -> Response:
+        from router.conversation import conversation_text
         from router.inject import inject as inject_block
 
         messages = [m.model_dump(exclude_unset=True) for m in body.messages]
         router, routing, timings = await service.route(messages, body.k, body.pin, body.exclude)
-        from router.conversation import conversation_text
 
-        request_id = record("inject", conversation_text(messages).request, routing, body.k)
-        out = inject_block(messages, router.profile.render(list(routing.shown)))
-        return {"messages": out, "shown": [s.name for s in routing.shown], "request_id": request_id,
-                "timings": timings}
+        def build() -> dict[str, Any]:
+            request_id = record("inject", conversation_text(messages).request, routing, body.k)
+            out = inject_block(messages, router.profile.render(list(routing.shown)))
+            return {"messages": out, "shown": [s.name for s in routing.shown], "request_id": request_id,
+                    "timings": timings}
 
-    async def answer_hook(harness: str, body: HookInput) -> dict[str, Any]:
+        return await answer(build)
+
+    async def answer_hook(harness: str, body: HookInput) -> Response:
         try:
             prompt = hooks.prompt_of(body.model_dump())
         except hooks.HookError:
-            return {}  # another event: nothing to add
+            return json_answer({})  # another event: nothing to add
         prompt = prompt[:MAX_TEXT_CHARS]
         if not prompt.strip():
-            return {}
+            return json_answer({})
         _, routing, _ = await service.route(prompt)
-        record(f"hook:{harness}", prompt, routing, None, session=body.session_id)
-        return hooks.hook_output(hooks.routing_context(harness, routing))
+
+        def build() -> dict[str, Any]:
+            record(f"hook:{harness}", prompt, routing, None, session=body.session_id)
+            return hooks.hook_output(hooks.routing_context(harness, routing))
+
+        return await answer(build)
 
     @app.post("/v1/hooks/claude-code", tags=["hooks"], summary="Claude Code UserPromptSubmit hook (type http)")
-    async def hook_claude(body: HookInput) -> dict[str, Any]:
+    async def hook_claude(body: HookInput) -> Response:
         return await answer_hook("claude-code", body)
 
     @app.post("/v1/hooks/codex", tags=["hooks"], summary="Codex UserPromptSubmit hook")
-    async def hook_codex(body: HookInput) -> dict[str, Any]:
+    async def hook_codex(body: HookInput) -> Response:
         return await answer_hook("codex", body)
 
     # -- operations -----------------------------------------------------------------------------------------------
     @app.post("/v1/reindex", tags=["operations"], summary="rebuild from the skill folders now")
-    async def reindex() -> dict[str, Any]:
+    async def reindex() -> Response:
         _ = service.router  # 503 while the first load is running
-        return (await asyncio.to_thread(service.reload)).to_json()
+        result = await asyncio.to_thread(service.reload)
+        if not result.ok:  # 503: the library cannot be read now; the previous one is still served
+            return _json(503, "reload_failed", f"reload failed, still serving the previous library: "
+                                               f"{result.message}", result.to_json(), headers={"Retry-After": "5"})
+        return json_answer(result.to_json())
 
     @app.get("/healthz", tags=["operations"], summary="the process is alive")
     async def healthz() -> dict[str, Any]:
@@ -403,11 +476,13 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
                                 headers={"Retry-After": "1"})
         router = service.router
         last = service.last_reload
+        decision_log = service.decision_log
         return JSONResponse({"status": "ready", "profile": router.profile.name, "skills": len(router.skills),
                              "errors": list(last.errors) if last else [],
                              "warnings": list(last.warnings) if last else [], "notes": list(service.notes),
-                             "reloads": service.reloads,
-                             "last_reload": last.to_json() if last else None})
+                             "reloads": service.reloads, "reload_error": service.reload_error,
+                             "last_reload": last.to_json() if last else None,
+                             "log": decision_log.health() if decision_log is not None else None})
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus metrics")
     async def metrics() -> Response:
@@ -420,5 +495,6 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
         app.router.routes.append(Route("/mcp", endpoint=mcp_server.streamable_http_app(
             streamable_http_path="/mcp", host="127.0.0.1" if loopback else "0.0.0.0")))
 
-    app.add_middleware(Guard, token=token, max_body=max_body, metrics=service.metrics, loopback=loopback)
+    app.add_middleware(Guard, token=token, max_body=max_body, metrics=service.metrics, loopback=loopback,
+                       deadline_s=service.deadline_s)
     return app

@@ -12,6 +12,12 @@ A load is linked to the routing named by the caller (``route_id``), else to the 
 else to the last routing of any session within :data:`LINK_WINDOW_S`. Each record is appended and flushed on its
 own, so a crash loses nothing already answered; the file rotates by size (``LOG.1`` is the newest old file).
 
+Records may hold prompts: the file is created 0600, in a folder created 0700. A failure to log never fails the
+request being answered: a log deleted or replaced while serving is reopened (as ``WatchedFileHandler`` does), a
+rotation that fails (a folder at ``LOG.1``, a full disk) leaves the current file open and is retried at most every
+:data:`RETRY_S` seconds, and each failure is counted and named by :meth:`DecisionLog.health` (``/readyz``), the
+``on_failure`` callback (``/metrics``) and the server log.
+
 ``skill-router learn --from-log`` turns each linked load whose routing logged its text into an example request
 of the loaded skill (shown or not: a skill loaded although the router did not show it is the most useful
 example); ``skill-router eval --from-log`` reports how often the loaded skill was among those shown.
@@ -21,22 +27,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
+import stat
 import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from router.errors import CatalogError, ConfigError
 from router.files import open_text
 from router.safetext import safe_value
 
 LINK_WINDOW_S = 15 * 60
+RETRY_S = 30.0  # a failed rotation or reopen is tried again at most this often
 _REMEMBERED = 4096
+
+log = logging.getLogger("router.serve")
 
 
 class RequestLogging(str, Enum):
@@ -76,29 +87,42 @@ class DecisionLog:
     """
 
     def __init__(self, path: str | None, *, requests: str | RequestLogging = RequestLogging.HASH,
-                 max_bytes: int = 10_000_000, backups: int = 5) -> None:
+                 max_bytes: int = 10_000_000, backups: int = 5,
+                 on_failure: Callable[[], Any] | None = None) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ConfigError(f"--log-max-bytes must be a size in bytes of at least 1, got {max_bytes}: give e.g. "
+                              "10000000, or --no-log to write no log")
+        if isinstance(backups, bool) or not isinstance(backups, int) or backups < 1:
+            raise ConfigError(f"the decision log keeps at least 1 old file, got {backups}")
         self.path = path
         self.requests = RequestLogging.parse(requests)
         self.max_bytes = max_bytes
         self.backups = backups
+        self.on_failure = on_failure
+        self.failures = 0
+        self.error: str | None = None  # why the last write, rotation or reopen failed; None once one succeeds
+        self._retry_at = 0.0
         self._lock = threading.Lock()
-        self._handle = None
+        self._handle: Any = None
+        self._identity: tuple[int, int] | None = None
         self._recent: OrderedDict[str, _Routed] = OrderedDict()
         self._by_session: dict[str, str] = {}
         self._last: deque[str] = deque(maxlen=1)
         if path:
-            folder = os.path.dirname(os.path.abspath(path))
             try:
-                os.makedirs(folder, exist_ok=True)
-                self._handle = open(path, "a", encoding="utf-8")
+                self._open()
             except OSError as exc:
                 raise ConfigError(f"cannot open the decision log '{path}': {exc.strerror or exc}") from None
 
     def close(self) -> None:
         with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+            self._close()
+
+    def health(self) -> dict[str, Any]:
+        """What ``/readyz`` reports of the log: ``ok`` false while writing fails, with the reason. Read without the
+        lock, which a write stuck on a slow disk may hold: ``/readyz`` must answer even then."""
+        error = self.error
+        return {"path": self.path, "ok": error is None, "failures": self.failures, "error": error}
 
     # -- records ------------------------------------------------------------------------------------------------
     def routed(self, request_id: str, source: str, text: str, routing: Any, *, k: int | None = None,
@@ -156,27 +180,114 @@ class DecisionLog:
             return None
         return candidate
 
+    # -- writing (under the lock) --------------------------------------------------------------------------------
+    def _open(self) -> None:
+        """Open ``path`` for appending: the file 0600 (tightened if it was wider), a missing folder 0700."""
+        assert self.path is not None
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            status = os.fstat(fd)
+            if status.st_mode & 0o077:
+                try:
+                    os.fchmod(fd, 0o600)
+                except OSError:  # not the owner: still written, as the file's owner allowed
+                    pass
+            handle = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        except BaseException:
+            os.close(fd)
+            raise
+        self._handle = handle
+        self._identity = (status.st_dev, status.st_ino)
+
+    def _close(self) -> None:
+        handle, self._handle, self._identity = self._handle, None, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:  # a flush that fails on close: the records it held were counted when written
+                pass
+
+    def _moved(self) -> bool:
+        """True when ``path`` no longer names the open file (deleted, or replaced by another file)."""
+        assert self.path is not None
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return True
+        return (status.st_dev, status.st_ino) != self._identity
+
+    def _failed(self, what: str, exc: BaseException | str) -> None:
+        other = getattr(exc, "filename2", None)
+        reason = (f"{what} '{self.path}': {getattr(exc, 'strerror', None) or exc}"
+                  + (f" ('{other}')" if other else ""))
+        self._retry_at = time.monotonic() + RETRY_S
+        self._count()
+        if reason != self.error:
+            log.error("decision log: %s; requests are still answered (failures so far: %d)", reason, self.failures)
+        self.error = reason
+
+    def _count(self) -> None:
+        self.failures += 1
+        if self.on_failure is not None:
+            try:
+                self.on_failure()
+            except Exception:  # a metric must never fail a request either
+                pass
+
     def _write(self, record: Mapping[str, Any]) -> None:
-        if self._handle is None:
+        if not self.path:
             return
         line = json.dumps(record, ensure_ascii=False) + "\n"
+        retry = time.monotonic() >= self._retry_at
+        if self._handle is None or self._moved():
+            if self._handle is None and not retry:
+                self._count()  # no file to write to, and too soon to try again: this record is lost
+                return
+            if self._handle is not None:
+                log.error("decision log '%s' was removed or replaced while serving: writing a new one", self.path)
+            self._close()
+            try:
+                self._open()
+            except OSError as exc:
+                self._failed("cannot reopen the decision log", exc)
+                return
+        handle = self._handle
         try:
-            if self._handle.tell() + len(line) > self.max_bytes and self._handle.tell() > 0:
+            size = handle.tell()
+            if size + len(line) > self.max_bytes and size > 0 and retry:
                 self._rotate()
-            self._handle.write(line)
-            self._handle.flush()  # one record at a time: a crash loses nothing already answered
-        except OSError:
-            pass  # a full disk must not fail the request that is being answered
+                handle = self._handle
+            handle.write(line)
+            handle.flush()  # one record at a time: a crash loses nothing already answered
+        except (OSError, ValueError) as exc:  # a full disk must not fail the request that is being answered
+            self._failed("cannot write the decision log", exc)
+            return
+        if self.error is not None and time.monotonic() >= self._retry_at:
+            self.error = None  # written, and nothing failed since the last retry: healthy again
+            log.error("decision log '%s' is being written again", self.path)
 
     def _rotate(self) -> None:
-        assert self.path is not None and self._handle is not None
-        self._handle.close()
-        for n in range(self.backups - 1, 0, -1):
+        """Shift the old files and start a new one; on failure keep appending to the current file."""
+        assert self.path is not None
+        for n in range(1, self.backups + 1):  # only log files are moved: never a folder or a link put there
             older = f"{self.path}.{n}"
-            if os.path.exists(older):
-                os.replace(older, f"{self.path}.{n + 1}")
-        os.replace(self.path, f"{self.path}.1")
-        self._handle = open(self.path, "a", encoding="utf-8")
+            if os.path.lexists(older) and not stat.S_ISREG(os.lstat(older).st_mode):
+                self._failed("cannot rotate the decision log", f"'{older}' is not a log file: remove or rename it")
+                return
+        try:
+            for n in range(self.backups - 1, 0, -1):
+                older = f"{self.path}.{n}"
+                if os.path.lexists(older):
+                    os.replace(older, f"{self.path}.{n + 1}")
+            os.replace(self.path, f"{self.path}.1")
+        except OSError as exc:
+            self._failed("cannot rotate the decision log", exc)
+            return  # the current file stays open: the record is appended to it
+        self._close()
+        self._open()
 
 
 def _now() -> str:

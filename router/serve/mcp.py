@@ -12,6 +12,9 @@ Tools (all read-only):
     ``read_skill_file(name, path)``  a file inside that skill's folder (strict confinement: no ``..``, no symlink
                                   out of the folder)
 Resource: ``skill://{name}/SKILL.md``.
+
+Each tool does its work in the service's worker pool under the request deadline (``--request-timeout``): a call
+past it fails with a tool error naming the deadline, and the other tools and the HTTP API keep answering.
 """
 
 # No "from __future__ import annotations": the SDK reads the tools' annotations, which name local imports.
@@ -24,6 +27,7 @@ from pydantic import BaseModel, Field
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
 from router.serve.log import new_request_id
 from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from router.serve.payload import DeadlineExceeded
 from router.serve.service import Busy, NotReady, Service
 
 MAX_FILE_BYTES = 1 << 20
@@ -93,6 +97,13 @@ def build_mcp(service: Service) -> Any:
         except NotReady as exc:
             raise ToolError(str(exc)) from None
 
+    async def work(fn: Any, error: type[Exception] = ToolError) -> Any:
+        """``fn()`` in the worker pool, under the deadline; a deadline or a busy server is a tool error."""
+        try:
+            return await service.bounded(service.run(fn))
+        except (DeadlineExceeded, Busy) as exc:
+            raise error(str(exc)) from None
+
     def find(router: Any, name: str) -> Any:
         skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
         if skill is None:
@@ -111,50 +122,62 @@ def build_mcp(service: Service) -> Any:
         if not query.strip():
             raise ToolError("query is empty: give the user's request")
         try:
-            router, routing, _ = await service.route(query, k)
-        except (SkillRouterError, NotReady, Busy) as exc:
+            router, routing, _ = await service.bounded(service.route(query, k))
+        except (SkillRouterError, NotReady, Busy, DeadlineExceeded) as exc:
             raise ToolError(str(exc)) from None
-        request_id = new_request_id()
-        if service.decision_log is not None:
-            service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session_of(ctx))
-        by_id = {s.id: s for s in routing.shown}
-        pairs: list[tuple[Any, float | None]]
-        if routing.routed:
-            pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
-        else:
-            pairs = [(s, None) for s in routing.shown]
-        hits = [SkillHit(name=s.name, description=s.description, score=None if score is None else round(score, 6),
-                         base_directory=s.directory or None, uri=skill_uri(s.name)) for s, score in pairs]
-        return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained), request_id=request_id)
+        session = session_of(ctx)
+
+        def build() -> SearchResult:
+            request_id = new_request_id()
+            if service.decision_log is not None:
+                service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session)
+            by_id = {s.id: s for s in routing.shown}
+            pairs: list[tuple[Any, float | None]]
+            if routing.routed:
+                pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
+            else:
+                pairs = [(s, None) for s in routing.shown]
+            hits = [SkillHit(name=s.name, description=s.description,
+                             score=None if score is None else round(score, 6), base_directory=s.directory or None,
+                             uri=skill_uri(s.name)) for s, score in pairs]
+            return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained),
+                                request_id=request_id)
+
+        return await work(build)
 
     @server.tool(name="load_skill", title="Load a skill", annotations=read_only)
-    def load_skill(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
-                                              description="the skill's name, as search_skills returned it")],
-                   ctx: Context | None = None) -> LoadedSkill:
+    async def load_skill(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
+                                                    description="the skill's name, as search_skills returned it")],
+                         ctx: Context | None = None) -> LoadedSkill:
         """Load a skill's instructions (what the harness's skill tool returns)."""
         router = current()
-        skill = find(router, name)
-        spec = router.tool()
-        key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
-        try:
-            content = router.call_tool({key: skill.name}, spec.name if spec is not None else None)
-        except SkillToolError as exc:
-            raise ToolError(str(exc)) from None
-        if service.decision_log is not None:
-            service.decision_log.loaded(skill.id, "mcp", session=session_of(ctx))
-        return LoadedSkill(name=skill.name, base_directory=skill.directory or None, content=content)
+        session = session_of(ctx)
+
+        def build() -> LoadedSkill:
+            skill = find(router, name)
+            spec = router.tool()
+            key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
+            try:
+                content = router.call_tool({key: skill.name}, spec.name if spec is not None else None)
+            except SkillToolError as exc:
+                raise ToolError(str(exc)) from None
+            if service.decision_log is not None:
+                service.decision_log.loaded(skill.id, "mcp", session=session)
+            return LoadedSkill(name=skill.name, base_directory=skill.directory or None, content=content)
+
+        return await work(build)
 
     @server.tool(name="read_skill_file", title="Read a file of a skill", annotations=read_only)
-    def read_skill_file(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
-                        path: Annotated[str, Field(min_length=1, max_length=1024,
-                                                   description="relative to the skill's base directory")]
-                        ) -> SkillFile:
+    async def read_skill_file(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
+                              path: Annotated[str, Field(min_length=1, max_length=1024,
+                                                         description="relative to the skill's base directory")]
+                              ) -> SkillFile:
         """Read a file inside a skill's folder (a script, reference or template it names)."""
         skill = find(current(), name)
-        return SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError))
+        return await work(lambda: SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError)))
 
     @server.resource("skill://{name}/SKILL.md", mime_type="text/markdown", title="SKILL.md")
-    def skill_file(name: str) -> str:
+    async def skill_file(name: str) -> str:
         """A skill's SKILL.md."""
         try:
             router = service.router
@@ -163,7 +186,8 @@ def build_mcp(service: Service) -> Any:
         skill = router.registry.find(name)
         if skill is None or not skill.path:
             raise ResourceError(f"no skill named '{name}' with a SKILL.md")
-        return _read_confined(skill, os.path.basename(skill.path), ResourceError)["content"]
+        return await work(lambda: _read_confined(skill, os.path.basename(skill.path), ResourceError)["content"],
+                          ResourceError)
 
     return server
 

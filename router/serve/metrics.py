@@ -7,7 +7,7 @@ LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25,
 
 
 class Metrics:
-    """Requests and errors by route, request latency, batch sizes, skills indexed and reloads."""
+    """Requests and errors by route, request latency, batch sizes, skills indexed, reloads, and failures to log."""
 
     def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -25,6 +25,10 @@ class Metrics:
                             registry=self.registry)
         self.reloads = Counter("skill_router_reloads", "library reloads by outcome", ["outcome"],
                                registry=self.registry)
+        self.log_failures = Counter("skill_router_log_failures", "decision-log writes, rotations and reopens that "
+                                    "failed (the requests were answered)", registry=self.registry)
+        self.reload_failing = Gauge("skill_router_reload_failing", "1 while the last reload failed (the previous "
+                                    "library is served), else 0", registry=self.registry)
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         self.requests.labels(route=route, method=method, status=str(status)).inc()

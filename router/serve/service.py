@@ -6,8 +6,10 @@ the new one, never a mix. Reloads build the new router in the background (only c
 embedding model is shared) while the old one keeps answering.
 
 Routing goes through one worker thread (:class:`Batcher`): requests that arrive while it is busy are taken
-together and routed with ``Router.route_many``, which embeds their texts in one model call. CPU work never runs
-on the event loop.
+together and routed with ``Router.route_many``, which embeds their texts in one model call. Every other piece of
+CPU work a request needs (rendering, encoding skill data, calling the skill tool, reading a file) runs in a small
+worker pool (:meth:`Service.run`): the event loop only moves bytes, so ``/healthz`` answers while the workers are
+busy, and a request that runs past its deadline (:attr:`Service.deadline_s`) is answered 503.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from router.errors import ConfigError
+from router.errors import ConfigError, SkillRouterError
+from router.serve.payload import DeadlineExceeded
 
 log = logging.getLogger("router.serve")
 
 Factory = Callable[[Any], Any]  # encoder (or None) -> an unbuilt Router
+DEFAULT_DEADLINE_S = 10.0
 
 
 class SharedEncoder:
@@ -196,8 +200,16 @@ class Service:
 
     def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
                  max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
-                 encoder: str = "auto") -> None:
+                 encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4,
+                 model: Any = None) -> None:
+        """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`)."""
+        if not deadline_s > 0:
+            raise ConfigError(f"--request-timeout must be a number of seconds above 0, got {deadline_s}")
         self._factory = factory
+        self._model = model
+        self.deadline_s = deadline_s
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
+                                                           thread_name_prefix="skill-router-worker")
         self.encoder_kind = encoder
         self.notes: list[str] = []
         self.torch_threads = torch_threads
@@ -213,9 +225,12 @@ class Service:
         self.reloads = 0
         self.last_reload: ReloadResult | None = None
         self.load_error: str | None = None
+        self.reload_error: str | None = None  # why the last reload failed, until one succeeds
         self._loaded = threading.Event()
         self.batcher = Batcher(max_batch=max_batch,
                                on_batch=metrics.batch_size.observe if metrics is not None else None)
+        if decision_log is not None and metrics is not None:
+            decision_log.on_failure = metrics.log_failures.inc
 
     # The router is read once per request and never mutated after the swap, so a plain attribute is atomic.
     @property
@@ -233,7 +248,7 @@ class Service:
         start = time.perf_counter()
         limit_blas_threads()
         first = self._factory(None)
-        self._encoder = SharedEncoder(self._choose_encoder(first))
+        self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder(first))
         router = self._factory(self._encoder)
         router.build()
         # A warm index loads without the model; load it now, so that the first request is not the one to wait.
@@ -303,20 +318,22 @@ class Service:
             router = self._factory(self._encoder)
             router.build()
         except Exception as exc:  # a broken library must not take the running service down
-            message = str(exc) if not isinstance(exc, OSError) else f"{type(exc).__name__}: {exc.strerror}"
+            message = failure_reason(exc)
             result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
                                   time.perf_counter() - start, message=message)
             log.error("reload failed, still serving the previous library: %s", message)
             self.last_reload = result
+            self.reload_error = message
             self._count_reload("error")
-        else:
-            result = self._result(router, time.perf_counter() - start)
-            self._swap(router, result)
-            for error in result.errors:
-                if error not in before:
-                    log.warning("skill not loaded: %s", error)
-            self._count_reload("ok")
-        del router
+            return result
+        result = self._result(router, time.perf_counter() - start)
+        self._swap(router, result)
+        self.reload_error = None
+        for error in result.errors:
+            if error not in before:
+                log.warning("skill not loaded: %s", error)
+        self._count_reload("ok")
+        del router  # the only reference to the new router left is the service's: the old one can be freed
         release_memory()
         return result
 
@@ -343,6 +360,19 @@ class Service:
         self.reloads += 1
         if self.metrics is not None:
             self.metrics.reloads.labels(outcome=outcome).inc()
+            self.metrics.reload_failing.set(0 if outcome == "ok" else 1)
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the worker pool. The caller's deadline (the HTTP guard's, or :meth:`bounded`) stops
+        the waiting; work that has not started yet is then dropped."""
+        return await asyncio.wrap_future(self._pool.submit(fn, *args))
+
+    async def bounded(self, awaitable: Any) -> Any:
+        """``awaitable`` under the request deadline: :class:`DeadlineExceeded` past it."""
+        try:
+            return await asyncio.wait_for(awaitable, self.deadline_s)
+        except TimeoutError:
+            raise DeadlineExceeded(self.deadline_s) from None
 
     async def route(self, query: Any, k: int | None = None, pin: Sequence[str] = (),
                     exclude: Sequence[str] = ()) -> tuple[Any, Any, dict[str, float]]:
@@ -358,8 +388,20 @@ class Service:
 
     def close(self) -> None:
         self.batcher.stop()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         if self.decision_log is not None:
             self.decision_log.close()
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What a failed load or reload reports: the message of an error skill-router raised on purpose, else the
+    kind of error and the operating system's reason (never ``None``)."""
+    if isinstance(exc, SkillRouterError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        where = f" '{exc.filename}'" if exc.filename else ""
+        return f"{type(exc).__name__}{where}: {exc.strerror or exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def limit_blas_threads() -> None:
