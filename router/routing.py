@@ -47,7 +47,7 @@ from router import inject as injection
 from router import library as libraries
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
-from router.errors import ConfigError, ModelError, SkillNotFoundError
+from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
 from router.learned import load_learned
 from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, matches
@@ -341,6 +341,9 @@ class Router:
         """The ranking rules (:mod:`router.ranking`) applied to every row of ``scored`` (fused by :meth:`fuse`
         unless ``fused`` is given): each request's top-``k`` matches, named skills among them, pinned ones after
         them, excluded ones never."""
+        if not self.skills:
+            raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
+                                    "(each with a SKILL.md) or catalogue rows first")
         k = self._k(k)
         left_out = set(without)
         if fused is None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import unicodedata
 from typing import Any
 
 from router.config import RouterConfig, find_config
-from router.errors import ConfigError
+from router.errors import ConfigError, EmptyLibraryError
 
 #: The skills folder used when no --skills is given.
 DEFAULT_ROOT = "skills"
@@ -129,6 +130,13 @@ def roots(args: Any) -> list[str] | None:
     return [DEFAULT_ROOT] if get_profile(args.profile).default_roots else None
 
 
+def skilled_router(args: Any, **overrides: Any):
+    """:func:`make_router` for a command that needs skills: an empty library is refused (:func:`require_skills`)."""
+    router = make_router(args, **overrides)
+    require_skills(args, router.skills)
+    return router
+
+
 def make_router(args: Any, encoder: Any = None, **overrides: Any):
     """The router the options describe (nothing is indexed until a route needs it). ``encoder`` shares an
     already loaded embedding model (a server rebuilding its router)."""
@@ -146,6 +154,25 @@ def make_router(args: Any, encoder: Any = None, **overrides: Any):
                                    excluded=excluded, encoder=encoder)
     return Router.from_skills(roots(args), args.profile, config, index_folder=args.index_dir, pinned=pinned,
                               excluded=excluded, encoder=encoder)
+
+
+def require_skills(args: Any, skills: Any) -> None:
+    """Raise :class:`EmptyLibraryError` when ``skills`` is empty, naming the folders the library was read from:
+    the commands that rank, index, measure or emit a harness config have nothing to work on."""
+    if len(skills):
+        return
+    if getattr(args, "catalog", None):
+        where = f"catalogue '{args.catalog}'"
+    else:
+        from router.library import skill_folders
+
+        folders = [os.path.abspath(f) for f in skill_folders(roots(args), args.profile)]
+        if not folders:
+            raise EmptyLibraryError(f"no skills found: none of the skills folders {args.profile} reads exists "
+                                    "here; pass --skills with the folder that holds the skills")
+        where = ", ".join(folders)
+    raise EmptyLibraryError(f"no skills found in {where}: each skill is a sub-folder holding a SKILL.md; pass "
+                            "--skills with the folder that holds them")
 
 
 def json_text(value: Any, *, indent: int | None = 2) -> str:

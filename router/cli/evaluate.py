@@ -8,8 +8,8 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from router.cli.common import (add_library_options, add_router_options, config_from, k_help, make_router,
-                               positive_int, print_json, report_notes)
+from router.cli.common import (add_library_options, add_router_options, config_from, k_help, positive_int,
+                               print_json, report_notes, skilled_router)
 from router.config import DEFAULT_CONFIG_FILE, check_writable
 from router.errors import ConfigError
 from router.evaluation.retrievers import RETRIEVERS, retrievers_for
@@ -167,7 +167,7 @@ def cmd_eval(args: Any) -> int:
     if unknown or not names:
         raise ConfigError(f"unknown retriever(s) {', '.join(unknown) or '(none)'}: choose from {', '.join(RETRIEVERS)}")
     _check_eval_options(args, names)
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     requests = _requests(router, args.queries)
     if args.examples:
         router, added = _with_examples(router, args.examples)
@@ -283,7 +283,7 @@ def _write(path: str | None, text: Callable[[], str]) -> None:
 def cmd_overlap(args: Any) -> int:
     from router.overlap import analyse_overlap, fails_above
 
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     confusions: list[tuple[str, str, int]] = []
     if args.queries:
         from collections import Counter
@@ -323,7 +323,7 @@ def cmd_tune(args: Any) -> int:
     from router.tune import tune
 
     check_writable(args.output)  # before the run, not after it
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     requests = _requests(router, args.queries)
     held_out = _requests(router, args.held_out) if args.held_out else []
     result = tune(router, requests, folds=args.folds, seed=args.seed,
