@@ -246,3 +246,58 @@ def test_row_8_an_empty_library_through_the_python_api_raises_the_projects_error
         with pytest.raises(EmptyLibraryError) as info:
             call()
         assert str(info.value) == message and isinstance(info.value, SkillRouterError)
+
+
+# -- row 11: learn --from-log links a load only to the routing it names -------------------------------------------
+def _routing(*names: str):
+    from router.routing import Match, Routing
+    from router.skill import Skill
+
+    shown = tuple(Skill(name, name) for name in names)
+    return Routing(matches=tuple(Match(s.id, s.name, 1.0 / i, i) for i, s in enumerate(shown, start=1)),
+                   shown=shown, confidence=0.5)
+
+
+def write_search_then_stray_load(path: Path) -> None:
+    """A real decision log, written by the server's own writer: a routing and the load that names it, then an
+    unrelated search for "x", then a load that names no routing (a client that never passed route_id)."""
+    from router.serve.log import DecisionLog
+
+    log = DecisionLog(str(path), requests="text")
+    log.routed("r1", "route", "review my Go code for goroutine leaks", _routing("go-code-review"))
+    log.loaded("go-code-review", "tool", route_id="r1")
+    log.routed("r2", "skills", "x", _routing("haiku-writer"))  # someone searched for "x"
+    log.loaded("go-code-review", "tool")  # names no routing: the writer links it to the last one, r2
+    log.loaded("go-code-review", "mcp", session="s-1")
+    log.close()
+
+
+def test_row_11_a_load_without_a_request_id_is_counted_never_linked(tmp_path: Path) -> None:
+    from router.serve.log import examples_from_log
+
+    path = tmp_path / "decisions.jsonl"
+    write_search_then_stray_load(path)
+    examples, counts = examples_from_log(str(path), {"go-code-review", "haiku-writer"})
+    assert examples == {"go-code-review": ["review my Go code for goroutine leaks"]}  # never "x"
+    assert counts == {"loads": 3, "used": 1, "shown": 1, "not_shown": 0, "no_request_id": 2, "unlinked": 0,
+                      "no_text": 0, "unknown_skill": 0, "unreadable_lines": 0}
+
+
+@pytest.mark.model
+def test_row_11_learn_from_log_reports_the_loads_it_did_not_link(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from serve_support import write_skill
+
+    for name, description in (("go-code-review", "Review Go code for bugs and goroutine leaks."),
+                              ("haiku-writer", "Write a haiku of three lines.")):
+        write_skill(tmp_path / "skills", name, description)
+    path = tmp_path / "decisions.jsonl"
+    write_search_then_stray_load(path)
+    status, out, err = run(capsys, "learn", "--from-log", str(path), "--skills", str(tmp_path / "skills"),
+                           "--index-dir", str(tmp_path / "idx"))
+    assert status == 0 and out == f"learned 1 new example requests for 1 skills -> {tmp_path / 'idx'}\n"
+    assert err == ("3 loads in the log: 1 used (1 shown, 0 loaded although not shown), 2 without a request id "
+                   "(never linked: pass the routing's request_id as route_id when loading), 0 naming a routing not "
+                   "in the log, 0 without request text, 0 of skills not in the library\n")
+    learned = [json.loads(line) for line in (tmp_path / "idx" / "learned-examples.jsonl").read_text().splitlines()]
+    assert learned == [{"id": "go-code-review", "query": "review my Go code for goroutine leaks"}]

@@ -281,9 +281,10 @@ def cmd_learn(args: Any) -> int:
 
         by_id, counts = examples_from_log(args.from_log, {s.id for s in router.skills})
         print(f"{counts['loads']} loads in the log: {counts['used']} used ({counts['shown']} shown, "
-              f"{counts['not_shown']} loaded although not shown), {counts['no_text']} without request text, "
-              f"{counts['unlinked']} not linked to a routing, {counts['unknown_skill']} of skills not in the library",
-              file=sys.stderr)
+              f"{counts['not_shown']} loaded although not shown), {counts['no_request_id']} without a request id "
+              f"(never linked: pass the routing's request_id as route_id when loading), {counts['unlinked']} naming "
+              f"a routing not in the log, {counts['no_text']} without request text, {counts['unknown_skill']} of "
+              "skills not in the library", file=sys.stderr)
     else:
         by_id = _labelled_examples(router, args.queries)
     added = append_learned(router.index_folder, by_id)
