@@ -213,6 +213,22 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         raise ConfigError(f"cannot write '{path}': permission denied; choose a writable path")
 
 
+def config_changes(config: RouterConfig) -> str:
+    """What ``config`` changes from the defaults, in a few words (``fusion rrf, weights bm25 0.5, threshold 0.42``);
+    ``no change from the defaults`` when nothing."""
+    default = RouterConfig()
+    parts = []
+    for name in default.__dataclass_fields__:
+        value, usual = getattr(config, name), getattr(default, name)
+        if name == "weights":
+            changed = [f"{s} {value[s]:g}" for s in SIGNALS if value[s] != usual[s]]
+            if changed:
+                parts.append("weights " + " ".join(changed))
+        elif value != usual:
+            parts.append(f"{name} {value:.7g}" if isinstance(value, float) else f"{name} {value}")
+    return ", ".join(parts) if parts else "no change from the defaults"
+
+
 def find_config(explicit: str | None) -> RouterConfig:
     """The config named on the command line, else :data:`DEFAULT_CONFIG_FILE` here, else the defaults."""
     if explicit:

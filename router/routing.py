@@ -33,6 +33,7 @@ registered skill, shown or not.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -181,6 +182,16 @@ class Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
         requests are embedded when it is built."""
         registry, _ = libraries.with_examples(self._registry, examples)
+        return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
+                      pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
+                      notes=self.notes)
+
+    def without_examples(self, texts: Iterable[str]) -> Router:
+        """A router whose skills no longer have these example requests (``tune`` scoring dev requests that were
+        learned: a request is never its own example)."""
+        dropped = set(texts)
+        registry = SkillRegistry([dataclasses.replace(s, examples=tuple(e for e in s.examples if e not in dropped))
+                                  for s in self._registry], discovery=self._registry.discovery)
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
                       notes=self.notes)

@@ -301,3 +301,163 @@ def test_row_11_learn_from_log_reports_the_loads_it_did_not_link(tmp_path: Path,
                    "in the log, 0 without request text, 0 of skills not in the library\n")
     learned = [json.loads(line) for line in (tmp_path / "idx" / "learned-examples.jsonl").read_text().splitlines()]
     assert learned == [{"id": "go-code-review", "query": "review my Go code for goroutine leaks"}]
+
+
+# -- row 10: tune never writes a worse config silently --------------------------------------------------------------
+# Requests on which a BM25-heavy fusion and the defaults disagree about the best skill (18 skills of test_cli).
+DEV_QUERIES = ["weather for my code review", "haiku about kubernetes pods", "write a haiku commit message",
+               "regex to find sql queries", "pirate style commit message", "slow sql in my go code",
+               "pdf of the meeting minutes", "regex for csv dates"]
+# The first four dev requests come back in the held-out file with the defaults' answer as their label (two
+# labellers who disagree): whatever setting reproduces the dev labels must lose on them.
+HELD_OUT_QUERIES = DEV_QUERIES[:4] + ["clean the csv of tls certificates", "go code that converts time zones",
+                                      "tls certificate for my resume site", "scale the recipe for the meeting",
+                                      "python script to fill pdf forms"]
+LEXICAL = {"fusion": "zscore", "weights": {"bm25": 1.0, "dense": 1.0, "body_bm25": 0.0}}
+
+
+def _tops(library: Path, encoder, queries: list[str], **config) -> list[str]:
+    from router import Router
+    from router.config import RouterConfig
+
+    router = Router.from_skills(library, "agentskills", RouterConfig(route_above=0, **config), encoder=encoder,
+                                index_folder=str(library.parent / "label-idx"))
+    return [found[0].id for found in router.rank_many(queries, 1)]
+
+
+def _labels(path: Path, queries: list[str], gold: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"id": f"q{i}", "query": q, "gold": [g]}) + "\n"
+                            for i, (q, g) in enumerate(zip(queries, gold))), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def disagreeing_labels(tmp_path: Path, encoder) -> tuple[Path, Path, Path]:
+    """(library, dev, held-out): dev labelled with what a BM25-heavy fusion ranks first, the held-out requests with
+    what the defaults rank first. Tuning on dev then picks a setting the held-out requests prove worse than the
+    defaults (hit@1 1.0 there by construction), deterministically."""
+    from test_cli import write_library
+
+    library = write_library(tmp_path / "lib" / "skills")
+    dev = _labels(tmp_path / "dev.jsonl", DEV_QUERIES, _tops(library, encoder, DEV_QUERIES, **LEXICAL))
+    held = _labels(tmp_path / "held.jsonl", HELD_OUT_QUERIES, _tops(library, encoder, HELD_OUT_QUERIES))
+    return library, dev, held
+
+
+def test_row_10_tune_refuses_a_config_that_loses_on_held_out_requests(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], disagreeing_labels: tuple[Path, Path, Path]) -> None:
+    library, dev, held = disagreeing_labels
+    argv = ["tune", "--skills", str(library), "--queries", str(dev), "--held-out", str(held), "--folds", "2",
+            "--objective", "hit@1", "--index-dir", str(tmp_path / "idx")]
+    status, out, err = run(capsys, *argv)
+    report = json.loads(out)
+    tuned = report["check"]["tuned"]
+    assert status == 1 and report["written"] is None and not (tmp_path / "skill-router.json").exists()
+    assert report["check"] == {"metric": "hit@1", "on": "held-out requests", "tuned": tuned, "in_force": 1.0}
+    assert tuned < 1.0 and report["config"]["weights"]["bm25"] > 0.3  # the dev labels reward BM25
+    assert err == (f"tune: not writing skill-router.json: the tuned config scores hit@1 {tuned:.3f} on the held-out "
+                   "requests, the config in force (the defaults) 1.000; keep it, or pass --force to write the tuned "
+                   "one anyway\n")
+
+    status, out, err = run(capsys, *argv, "--force")
+    assert status == 0 and json.loads(out)["written"] == "skill-router.json"
+    assert err == (f"tune: wrote skill-router.json although it scores lower (--force): hit@1 {tuned:.3f} on the "
+                   "held-out requests, the config in force (the defaults) 1.000\n")
+
+    # Every later command that picks the file up from the working folder says so, once.
+    from router.config import RouterConfig, config_changes
+
+    summary = config_changes(RouterConfig.load(tmp_path / "skill-router.json"))
+    status, out, err = run(capsys, "route", "will it rain tomorrow", "--json", "--skills", str(library),
+                           "--index-dir", str(tmp_path / "idx"))
+    assert status == 0 and err == f"using ./skill-router.json: {summary}\n"
+    assert summary.startswith("weights bm25 ")
+    # and now the tuned file is the config in force: the next tune compares with it, and says where it came from
+    status, _, err = run(capsys, *argv)
+    assert err.splitlines()[0] == f"using ./skill-router.json: {summary}"
+    assert "the config in force (./skill-router.json)" in err.splitlines()[1]
+
+
+def test_row_10_tune_compares_on_held_out_folds_without_a_held_out_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], disagreeing_labels: tuple[Path, Path, Path]) -> None:
+    library, dev, held = disagreeing_labels
+    both = tmp_path / "both.jsonl"  # the held-out requests with their default-ranked labels join the dev file
+    both.write_text(dev.read_text() + held.read_text().replace('"id": "q', '"id": "h'), encoding="utf-8")
+    status, out, err = run(capsys, "tune", "--skills", str(library), "--queries", str(both), "--folds", "3",
+                           "--objective", "hit@1", "--index-dir", str(tmp_path / "idx"))
+    check = json.loads(out)["check"]
+    assert check["on"] == "held-out folds" and 0 <= check["tuned"] <= 1 and 0 <= check["in_force"] <= 1
+    written = check["tuned"] >= check["in_force"]
+    assert status == (0 if written else 1) and (tmp_path / "skill-router.json").exists() == written
+
+
+def test_row_10_config_changes_names_what_differs_from_the_defaults() -> None:
+    from router.config import RouterConfig, config_changes
+
+    assert config_changes(RouterConfig()) == "no change from the defaults"
+    assert config_changes(RouterConfig(fusion="rrf", weights={"bm25": 0.5, "examples": 4.0}, threshold=0.9999997)) \
+        == "fusion rrf, weights bm25 0.5 examples 4, threshold 0.9999997"
+
+
+def test_row_10_a_config_named_with_config_is_not_announced(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from router.config import RouterConfig
+    from test_cli import write_library
+
+    library = write_library(tmp_path / "lib" / "skills", {"go-code-review": "Review Go code.",
+                                                          "haiku-writer": "Write a haiku."})
+    RouterConfig(k=1).save(tmp_path / "skill-router.json")
+    assert run(capsys, "prompt", "review my Go code", "--skills", str(library))[2] == \
+        "using ./skill-router.json: k 1\n"
+    assert run(capsys, "prompt", "review my Go code", "--skills", str(library), "--config", "skill-router.json")[2] \
+        == ""
+
+
+def test_row_10_a_threshold_that_abstains_on_most_held_out_requests_is_never_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    from test_cli import LIBRARY, write_jsonl, write_library
+
+    library = write_library(tmp_path / "lib" / "skills")
+    # Dev requests that are the descriptions themselves (confidence 1.0, as a request learned from the same file
+    # would be): the F1-best threshold sits just below 1 and abstains on every real request.
+    dev = write_jsonl(tmp_path / "dev.jsonl", [{"id": f"d{i}", "query": description, "gold": [name]}
+                                               for i, (name, description) in enumerate(LIBRARY.items())] +
+                      [{"id": f"n{i}", "query": q, "gold": []} for i, q in enumerate(
+                          ["the weather and the code", "a poem about docker", "clean the kitchen"])])
+    held = write_jsonl(tmp_path / "held.jsonl", [{"id": f"h{i}", "query": q, "gold": [g]} for i, (q, g) in enumerate(
+        [("umbrella?", "current-weather"), ("arr", "pirate-speak"), ("pods", "kubernetes-debugging"),
+         ("cookies for 12", "recipe-scaling")])])
+    status, out, err = run(capsys, "tune", "--skills", str(library), "--queries", str(dev), "--held-out", str(held),
+                           "--folds", "3", "--force", "--index-dir", str(tmp_path / "idx"))
+    report = json.loads(out)
+    assert status == 0 and report["config"]["threshold"] is None
+    from router.config import RouterConfig
+
+    assert RouterConfig.load(tmp_path / "skill-router.json").threshold is None
+    assert not any(key.startswith(("abstention", "false_abstention")) for key in report["held_out"])
+    note = err.splitlines()[0]
+    assert re.fullmatch(r"tune: dropped the fitted abstention threshold 0\.9999\d*: it abstains on 100% of the "
+                        r"held-out requests that have a gold skill \(more than 50%\); the config keeps no threshold",
+                        note), note
+    assert report["notes"] == [note.removeprefix("tune: ")]
+
+
+def test_row_10_dev_requests_learned_as_examples_are_scored_without_them(tmp_path: Path, encoder) -> None:
+    from router import Router
+    from router.config import RouterConfig
+    from router.evaluation.labels import Request
+    from router.tune import tune
+    from test_cli import REQUESTS, write_library
+
+    library = write_library(tmp_path / "skills")
+    router = Router.from_skills(library, "agentskills", RouterConfig(route_above=0), encoder=encoder,
+                                index_folder=str(tmp_path / "idx"))
+    requests = [Request(i, q, tuple(g)) for i, q, g in REQUESTS]
+    learned = router.with_examples({g[0]: [q] for _, q, g in REQUESTS if g})  # `learn --queries` on the same file
+    plain, after_learn = tune(router, requests, folds=4), tune(learned, requests, folds=4)
+    # Scored against themselves, every dev request had a confidence of 1.0 and the threshold sat just below it.
+    assert after_learn.grid == plain.grid and after_learn.config.threshold == plain.config.threshold < 0.9
+    assert after_learn.notes == ("18 example requests of the library are dev requests themselves (learned from "
+                                 "this file?): the dev requests are scored without them",)

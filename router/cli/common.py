@@ -20,7 +20,7 @@ import sys
 import unicodedata
 from typing import Any
 
-from router.config import RouterConfig, find_config
+from router.config import DEFAULT_CONFIG_FILE, RouterConfig, config_changes, find_config
 from router.errors import ConfigError, EmptyLibraryError
 
 #: The skills folder used when no --skills is given.
@@ -117,7 +117,15 @@ def k_help(what: str) -> str:
 
 
 def config_from(args: Any, **overrides: Any) -> RouterConfig:
-    return find_config(getattr(args, "config", None)).with_(**overrides)
+    """The config the options name, else ``./skill-router.json``, else the defaults. A config picked up from the
+    working folder without being named is announced on stderr, once per command (``args.announce_config``
+    False: never, as in a hook): a file that ``tune`` wrote would silently change every later command otherwise."""
+    explicit = getattr(args, "config", None)
+    config = find_config(explicit)
+    if not explicit and getattr(args, "announce_config", True) and os.path.isfile(DEFAULT_CONFIG_FILE):
+        print(f"using ./{DEFAULT_CONFIG_FILE}: {config_changes(config)}", file=sys.stderr)
+        args.announce_config = False
+    return config.with_(**overrides)
 
 
 def roots(args: Any) -> list[str] | None:

@@ -296,7 +296,7 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
     from router.cli.common import make_router
     from router.profiles import profile_names
 
-    options = argparse.Namespace(**vars(args))
+    options = argparse.Namespace(**vars(args), announce_config=False)  # stderr is for failures only
     if not options.catalog and not options.skills:
         options.skills = _default_roots(harness, cwd)
         if not options.skills:
