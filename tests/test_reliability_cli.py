@@ -55,6 +55,10 @@ def _behave(kind: str, conn: socket.socket, stop: threading.Event) -> None:
                 return
             conn.sendall(data[i:i + 1])
 
+    if kind == "honest":
+        head, body = _response(body)
+        conn.sendall(head + body)
+        return
     if kind == "quick-drip":  # a slow but honest server: the whole answer, a byte every 5 ms
         head, body = _response(body)
         for i in range(len(head + body)):
@@ -84,8 +88,9 @@ def _behave(kind: str, conn: socket.socket, stop: threading.Event) -> None:
 
 
 @contextmanager
-def broken_server(kind: str) -> Iterator[str]:
-    """The URL of a server on 127.0.0.1 that answers every connection like ``kind``; stopped on exit."""
+def broken_server(kind: str, received: list[bytes] | None = None) -> Iterator[str]:
+    """The URL of a server on 127.0.0.1 that answers every connection like ``kind`` (and keeps each request in
+    ``received``); stopped on exit."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -97,7 +102,9 @@ def broken_server(kind: str) -> Iterator[str]:
         with conn:
             try:
                 conn.settimeout(5)
-                conn.recv(65536)  # the request (the hook sends it in one piece)
+                request = conn.recv(65536)  # the request (the hook sends it in one piece)
+                if received is not None:
+                    received.append(request)
                 _behave(kind, conn, stop)
             except OSError:  # the hook hung up: what a hook at its deadline does
                 pass
@@ -161,6 +168,20 @@ def test_row_6_an_answer_in_many_small_pieces_within_the_budget_is_printed() -> 
         done, elapsed = run_hook(url, 3.0)
     assert done.returncode == 0 and done.stderr == b"" and elapsed < 3.0 + HOOK_TOLERANCE_S
     assert json.loads(done.stdout) == HOOK_ANSWER
+
+
+def test_row_6_the_hook_sends_one_plain_request_with_its_token(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret\n", encoding="utf-8")
+    received: list[bytes] = []
+    with broken_server("honest", received) as url:
+        done, _ = run_hook(url, 3.0, "--token-file", str(token))
+    assert done.returncode == 0 and done.stderr == b"" and json.loads(done.stdout) == HOOK_ANSWER
+    (request,) = received
+    body = json.dumps(HOOK_STDIN).encode()
+    assert request == (f"POST /v1/hooks/claude-code HTTP/1.0\r\nHost: {url.removeprefix('http://')}\r\n"
+                       f"Content-Length: {len(body)}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                       "Authorization: Bearer s3cret\r\n\r\n").encode() + body
 
 
 def test_row_6_the_in_process_fallback_keeps_the_deadline(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ one worker thread that the main thread waits for until the deadline; a server th
 time, accepts and never answers, announces more bytes than it sends or sends no HTTP at all costs the budget and
 no more, and the hook then prints nothing. The deadline is ``budget - STARTUP_MARGIN_S - EXIT_MARGIN_S`` after
 :func:`main` starts: the interpreter takes about 0.05-0.1 s to reach it (``python -m router.cli hook`` measured on
-a 2-core machine, idle and under load: 0.05-0.11 s from spawn to exit for a hook that fails at once), and leaving
+a 2-core machine, idle and under load: 0.04-0.11 s from spawn to exit for a hook that fails at once), and leaving
 takes well under 0.1 s.
 """
 
@@ -48,7 +48,7 @@ DEFAULT_BUDGET_S = 2.0
 MAX_STDIN_BYTES = 1 << 20
 #: Largest answer read from the server (an answer holds at most MAX_CONTEXT_CHARS characters of context).
 MAX_ANSWER_BYTES = 1 << 20
-#: Time the interpreter takes to reach :func:`main`, counted against the budget (measured: 0.05-0.11 s).
+#: Time the interpreter takes to reach :func:`main`, counted against the budget (measured: 0.04-0.11 s).
 STARTUP_MARGIN_S = 0.15
 #: Time kept back at the deadline for printing and leaving the interpreter.
 EXIT_MARGIN_S = 0.1
