@@ -2,7 +2,8 @@
 
 ``skill-router tune`` writes a config file; the commands that route (``prompt``, ``index``, ``route``,
 ``learn``, ``eval``, ``overlap``, ``tune``) read it with ``--config FILE`` (default: :data:`DEFAULT_CONFIG_FILE`
-in the working folder when it exists). Every number must be finite: JSON's ``Infinity`` and ``NaN`` and
+in the working folder when it exists; the command then says so on stderr, with :func:`config_changes`). Every
+number must be finite: JSON's ``Infinity`` and ``NaN`` and
 overflowing literals such as ``1e999`` are refused.
 """
 
