@@ -2,7 +2,8 @@
 
 ``skill-router tune`` writes a config file; the commands that route (``prompt``, ``index``, ``route``,
 ``learn``, ``eval``, ``overlap``, ``tune``) read it with ``--config FILE`` (default: :data:`DEFAULT_CONFIG_FILE`
-in the working folder when it exists). Every number must be finite: JSON's ``Infinity`` and ``NaN`` and
+in the working folder when it exists; the command then says so on stderr, with :func:`config_changes`). Every
+number must be finite: JSON's ``Infinity`` and ``NaN`` and
 overflowing literals such as ``1e999`` are refused.
 """
 
@@ -211,6 +212,22 @@ def check_writable(path: str | os.PathLike[str]) -> None:
                           "path")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise ConfigError(f"cannot write '{path}': permission denied; choose a writable path")
+
+
+def config_changes(config: RouterConfig) -> str:
+    """What ``config`` changes from the defaults, in a few words (``fusion rrf, weights bm25 0.5, threshold 0.42``);
+    ``no change from the defaults`` when nothing."""
+    default = RouterConfig()
+    parts = []
+    for name in default.__dataclass_fields__:
+        value, usual = getattr(config, name), getattr(default, name)
+        if name == "weights":
+            changed = [f"{s} {value[s]:g}" for s in SIGNALS if value[s] != usual[s]]
+            if changed:
+                parts.append("weights " + " ".join(changed))
+        elif value != usual:
+            parts.append(f"{name} {value:.7g}" if isinstance(value, float) else f"{name} {value}")
+    return ", ".join(parts) if parts else "no change from the defaults"
 
 
 def find_config(explicit: str | None) -> RouterConfig:

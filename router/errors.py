@@ -8,6 +8,7 @@ truth, so it is rebuilt from them and the reason is reported (``Router.notes``).
     SkillRouterError
     ├── ConfigError           bad option: unknown profile, k < 1, empty query, unknown metric
     ├── SkillsFolderError     a --skills folder that does not exist or is not a folder
+    │   └── EmptyLibraryError a library with no skills at all, asked to rank, index or measure
     ├── CatalogError          a JSONL catalogue or labelled-requests file that cannot be read or parsed
     ├── SkillNotFoundError    a name no registered skill has
     ├── RegistryError         a registration the registry refuses (repeated path or name)
@@ -55,6 +56,10 @@ class ConfigError(SkillRouterError, ValueError):
 
 class SkillsFolderError(SkillRouterError, FileNotFoundError):
     """A configured skills folder does not exist or is not a folder."""
+
+
+class EmptyLibraryError(SkillsFolderError):
+    """The library holds no skills, and the call needs some (ranking, indexing, measuring, a harness config)."""
 
 
 class CatalogError(SkillRouterError, ValueError):

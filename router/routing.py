@@ -33,6 +33,7 @@ registered skill, shown or not.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from router import inject as injection
 from router import library as libraries
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
-from router.errors import ConfigError, ModelError, SkillNotFoundError
+from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
 from router.learned import load_learned
 from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, matches
@@ -175,6 +176,16 @@ class Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
         requests are embedded when it is built."""
         registry, _ = libraries.with_examples(self._registry, examples)
+        return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
+                      pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
+                      notes=self.notes)
+
+    def without_examples(self, texts: Iterable[str]) -> Router:
+        """A router whose skills no longer have these example requests (``tune`` scoring dev requests that were
+        learned: a request is never its own example)."""
+        dropped = set(texts)
+        registry = SkillRegistry([dataclasses.replace(s, examples=tuple(e for e in s.examples if e not in dropped))
+                                  for s in self._registry], discovery=self._registry.discovery)
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
                       notes=self.notes)
@@ -335,6 +346,9 @@ class Router:
         """The ranking rules (:mod:`router.ranking`) applied to every row of ``scored`` (fused by :meth:`fuse`
         unless ``fused`` is given): each request's top-``k`` matches, named skills among them, pinned ones after
         them, excluded ones never."""
+        if not self.skills:
+            raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
+                                    "(each with a SKILL.md) or catalogue rows first")
         k = self._k(k)
         left_out = set(without)
         if fused is None:

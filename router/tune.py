@@ -21,6 +21,17 @@ no request is ever its own example. Without it the folds change nothing (no para
 requests themselves), and the cross-validated numbers are the plain dev means.
 
 Tune on a dev split only; ``held_out`` reports the chosen setting on data the choice never saw.
+
+Whether the tuned config is better than the one in force (the router's config) is judged on requests the choice
+never saw: the ``held_out`` requests when given, else the held-out folds of a nested cross-validation (each fold
+scored with the setting chosen on the other folds, Varma and Simon 2006; plain cross-validated means of the best
+of 120 settings are biased upward). :attr:`TuneResult.loses` says whether the tuned config scores lower there on
+the objective; ``skill-router tune`` then refuses to write it. A fitted threshold that abstains on more than
+:data:`MAX_FALSE_ABSTENTION` of the held-out requests that have a gold skill is dropped, never returned.
+
+Dev requests whose text is already an example of a skill (``skill-router learn`` on the same file) would be
+scored against themselves: a confidence of 1.0 for every one and a threshold just below it. They are scored
+with those examples left out, and the result says so in :attr:`TuneResult.notes`.
 """
 
 from __future__ import annotations
@@ -52,6 +63,8 @@ EXAMPLE_WEIGHTS = (0.5, 1.0, 2.0, 4.0)
 BODY_SCALES = (0.0, 1.0, 2.0)
 DENSE_WEIGHT = 1.0
 RECALL_K = 5
+#: A fitted threshold abstaining on more than this share of held-out requests that have a gold skill is dropped.
+MAX_FALSE_ABSTENTION = 0.5
 _BLOCK = 2048  # rows per similarity block: bounds memory on test splits of tens of thousands of requests
 
 
@@ -68,6 +81,9 @@ class TuneResult:
     held_out: the chosen config on the ``held_out`` requests (same keys, no ``default_``), or None.
     grid: every setting tried with its cross-validated metrics, in the order tried.
     folds, seed, objective: how the choice was made.
+    check: the objective of the tuned config and of the config in force on requests the choice never saw
+        (``{"metric", "tuned", "in_force", "on"}``, ``on`` being ``held-out requests`` or ``held-out folds``).
+    notes: what the caller should be told: a dropped threshold, dev requests scored without their own examples.
     """
 
     config: RouterConfig
@@ -77,17 +93,25 @@ class TuneResult:
     folds: int
     seed: int
     objective: Objective = "mrr"
+    check: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def loses(self) -> bool:
+        """Whether the tuned config scores lower than the config in force on the held-out requests or folds."""
+        return self.check is not None and round(self.check["tuned"], 12) < round(self.check["in_force"], 12)
 
     def to_json(self) -> dict[str, Any]:
         return {"config": self.config.to_json(), "dev": dict(self.dev),
                 "held_out": None if self.held_out is None else dict(self.held_out),
+                "check": None if self.check is None else dict(self.check), "notes": list(self.notes),
                 "grid": [dict(g) for g in self.grid], "folds": self.folds, "seed": self.seed,
                 "objective": self.objective}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the config file, with how it was tuned under its ``tuning`` key."""
-        self.config.save(path, extra={"dev": dict(self.dev), "held_out": self.held_out, "folds": self.folds,
-                                      "seed": self.seed, "objective": self.objective})
+        self.config.save(path, extra={"dev": dict(self.dev), "held_out": self.held_out, "check": self.check,
+                                      "folds": self.folds, "seed": self.seed, "objective": self.objective})
 
 
 def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed: int = 0,
@@ -123,8 +147,10 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         raise ConfigError(f"{folds} folds but only {len(gold_rows)} requests with gold skills: use at most "
                           f"{len(gold_rows)} folds or label more requests")
     fold_of = assign_folds([bool(r.gold) for r in requests], folds, seed)
+    notes: list[str] = []
+    scoring = _without_own_examples(router, requests, notes)
 
-    dev = _Scored.build(router, requests)
+    dev = _Scored.build(scoring, requests)
     if examples_from_requests:
         base = dev.signals.get("examples", dev.signals["dense"])
         examples = base.copy()
@@ -137,17 +163,20 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     has_body = "body_bm25" in dev.signals
 
     grid: list[dict[str, Any]] = []
+    per_request: list[np.ndarray] = []  # each setting's objective per gold request, for the nested folds
     for fusion, bm25, example, body in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
                                                          EXAMPLE_WEIGHTS if has_examples else (None,),
                                                          BODY_SCALES if has_body else (None,)):
         weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0, **_body_weights(router, body)}
-        metrics = dev.metrics(fusion, weights, router.config.rrf_k)
-        row = {"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example, **metrics}
+        values = dev.per_request(fusion, weights, router.config.rrf_k)
+        per_request.append(values[objective])
+        row = {"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example,
+               **{name: float(np.mean(v)) for name, v in values.items()}}
         if has_body:
             row["body_scale"] = body
         grid.append(row)
     # Rounding lets mathematically equal objectives tie exactly; argmax then keeps the first setting tried.
-    best = grid[int(np.argmax(np.round([g[objective] for g in grid], 12)))]
+    best = grid[_first_best([g[objective] for g in grid])]
     weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
                "examples": best["examples"] if has_examples else router.config.weights["examples"],
                **_body_weights(router, best.get("body_scale"))}
@@ -162,6 +191,11 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         threshold = best_threshold(confidence.tolist(), has_gold)
         summary.update(_abstention(confidence, has_gold, threshold))
     config = replace(router.config, fusion=best["fusion"], weights=weights, threshold=threshold)
+    gold_folds = fold_of[[i for i, cols in enumerate(dev.gold_cols) if cols]]
+    check = {"metric": objective, "on": "held-out folds",
+             "tuned": _nested(np.array(per_request), gold_folds, folds), "in_force": default[objective]}
+    false_abstention = (_nested_false_abstention(dev.confidence(), np.array(has_gold), fold_of, folds)
+                        if threshold is not None else None)
 
     held = None
     if held_out:
@@ -171,11 +205,66 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             base = scored_test.signals.get("examples", scored_test.signals["dense"])
             scored_test.with_examples(example_scores(scored_test.vectors, dev.vectors[rows], owners, base))
         held = scored_test.metrics(config.fusion, config.weights, config.rrf_k) if scored_test.gold_count else {}
+        if scored_test.gold_count:
+            in_force = scored_test.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
+            check = {"metric": objective, "on": "held-out requests", "tuned": held[objective],
+                     "in_force": in_force[objective]}
         gold_flags = [bool(r.gold) for r in held_out]
         if threshold is not None and not all(gold_flags):
             held.update(_abstention(scored_test.confidence(), gold_flags, threshold))
+        if threshold is not None and any(gold_flags):
+            false_abstention = float(np.mean(scored_test.confidence()[np.array(gold_flags)] < threshold))
+    if threshold is not None and false_abstention is not None and false_abstention > MAX_FALSE_ABSTENTION:
+        notes.append(f"dropped the fitted abstention threshold {threshold:.7g}: it abstains on "
+                     f"{false_abstention:.0%} of the {check['on']} that have a gold skill (more than "
+                     f"{MAX_FALSE_ABSTENTION:.0%}); the config keeps no threshold")
+        config = replace(config, threshold=None)
+        summary = {k: v for k, v in summary.items() if not k.startswith(("abstention_", "false_abstention"))}
+        if held is not None:
+            held = {k: v for k, v in held.items() if not k.startswith(("abstention_", "false_abstention"))}
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
-                      objective=objective)  # type: ignore[arg-type]
+                      objective=objective, check=check, notes=tuple(notes))  # type: ignore[arg-type]
+
+
+def _first_best(values: Sequence[float]) -> int:
+    """The position of the best value; the first among equals (rounding lets equal objectives tie exactly)."""
+    return int(np.argmax(np.round(np.asarray(values, dtype=float), 12)))
+
+
+def _nested(per_request: np.ndarray, gold_folds: np.ndarray, folds: int) -> float:
+    """The mean objective when each fold's gold requests are scored with the setting that is best on the other
+    folds (``per_request``: settings x gold requests)."""
+    outcome = np.empty(per_request.shape[1])
+    for fold in range(folds):
+        test = gold_folds == fold
+        if test.any():
+            chosen = _first_best(per_request[:, ~test].mean(axis=1))
+            outcome[test] = per_request[chosen, test]
+    return float(outcome.mean())
+
+
+def _nested_false_abstention(confidence: np.ndarray, has_gold: np.ndarray, fold_of: np.ndarray,
+                             folds: int) -> float:
+    """The share of gold requests abstained on when each fold's threshold is fitted on the other folds."""
+    abstained = 0
+    for fold in range(folds):
+        train, test = fold_of != fold, fold_of == fold
+        if (~has_gold[train]).any() and has_gold[train].any():
+            cut = best_threshold(confidence[train].tolist(), has_gold[train].tolist())
+            abstained += int((confidence[test & has_gold] < cut).sum())
+    return abstained / max(int(has_gold.sum()), 1)
+
+
+def _without_own_examples(router: "Router", requests: Sequence[Request], notes: list[str]) -> "Router":
+    """``router``, or when some requests are word for word examples of a skill already (``skill-router learn`` on
+    the same file), a router without those examples: a request must never be scored against itself."""
+    texts = {r.query for r in requests if isinstance(r.query, str)}
+    found = sum(1 for s in router.skills for e in s.examples if e in texts)
+    if not found:
+        return router
+    notes.append(f"{found} example requests of the library are dev requests themselves (learned from this file?): "
+                 "the dev requests are scored without them")
+    return router.without_examples(texts).build(persist=False)
 
 
 def _body_weights(router: "Router", scale: float | None) -> dict[str, float]:
@@ -273,11 +362,16 @@ class _Scored:
     def metrics(self, method: str, weights: Mapping[str, float], rrf_k: int) -> dict[str, float]:
         """Mean hit@1, recall@5 and MRR over the gold requests under one fusion setting, on each request's top
         ``max(10, k)`` (the depth ``skill-router eval`` scores)."""
+        values = self.per_request(method, weights, rrf_k)
+        return {name: float(np.mean(v)) if len(v) else 0.0 for name, v in values.items()}
+
+    def per_request(self, method: str, weights: Mapping[str, float], rrf_k: int) -> dict[str, np.ndarray]:
+        """hit@1, recall@5 and reciprocal rank of each gold request (in request order) under one setting."""
         depth = max(10, RECALL_K, self.router.config.k)
         rows = np.array([r for r, cols in enumerate(self.gold_cols) for _ in cols], dtype=np.int64)
         cols = np.array([c for cols in self.gold_cols for c in cols], dtype=np.int64)
         if not len(rows):
-            return {"hit@1": 0.0, "recall@5": 0.0, "mrr": 0.0}
+            return {"hit@1": np.zeros(0), "recall@5": np.zeros(0), "mrr": np.zeros(0)}
         fused = self.fused(method, weights, rrf_k)
         order = self.router.order
         ranks = np.empty(len(rows))
@@ -302,5 +396,4 @@ class _Scored:
         first = np.minimum.reduceat(ranks, starts)
         found_k = np.add.reduceat((ranks <= RECALL_K).astype(np.float64), starts)
         sizes = np.diff(np.r_[starts, len(rows)])
-        return {"hit@1": float(np.mean(first == 1)), "recall@5": float(np.mean(found_k / sizes)),
-                "mrr": float(np.mean(1.0 / first))}
+        return {"hit@1": (first == 1).astype(np.float64), "recall@5": found_k / sizes, "mrr": 1.0 / first}

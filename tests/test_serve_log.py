@@ -105,8 +105,8 @@ def test_examples_and_evaluation_from_a_log(tmp_path: Path) -> None:
     hand_log(path)
     examples, counts = examples_from_log(str(path), {"weather", "commit", "haiku"})
     assert examples == {"weather": ["will it rain?"], "haiku": ["write a poem"]}
-    assert counts == {"loads": 4, "used": 2, "shown": 1, "not_shown": 1, "unlinked": 1, "no_text": 0,
-                           "unknown_skill": 1, "unreadable_lines": 0}
+    assert counts == {"loads": 4, "used": 2, "shown": 1, "not_shown": 1, "no_request_id": 0, "unlinked": 1,
+                      "no_text": 0, "unknown_skill": 1, "unreadable_lines": 0}
     report = evaluate_log(str(path))
     assert (report["routings"], report["loads"], report["linked_loads"], report["loaded_was_shown"]) == (2, 4, 3, 1)
     assert report["shown_rate"] == round(1 / 3, 4) and report["rank_of_loaded"] == {"1": 1}

@@ -173,7 +173,8 @@ def test_save_writes_a_loadable_config_with_its_tuning(tmp_path, encoder):
     result.save(path)
     assert RouterConfig.load(path) == result.config
     tuning = json.loads(path.read_text(encoding="utf-8"))["tuning"]
-    assert tuning == {"dev": result.dev, "held_out": None, "folds": 4, "seed": 0, "objective": "mrr"}
+    assert tuning == {"dev": result.dev, "held_out": None, "check": result.check, "folds": 4, "seed": 0,
+                      "objective": "mrr"}
 
 
 @pytest.mark.parametrize("options, message", [

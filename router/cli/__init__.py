@@ -3,8 +3,10 @@
 Every command takes the library as ``--skills DIR`` (repeatable; default ``skills``) with ``--profile``, or as
 ``--catalog FILE`` (a JSONL catalogue); the commands that route, index or measure also take ``--config``,
 ``--model`` and ``--index-dir`` (:mod:`router.cli.common`). Errors, usage errors included, are one line on stderr
-and exit status 2; ``lint`` and the CI gates (``eval --fail-under``, ``overlap --fail-above``) exit 1 when they find
-problems.
+and exit status 2 (a library with no skills too, for the commands that need some); ``lint`` and the CI gates
+(``eval --fail-under``, ``overlap --fail-above``) exit 1 when they find problems, and ``tune`` when the tuned
+config scores lower than the one in force on held-out requests (it then writes nothing; ``--force`` writes it).
+A ``skill-router.json`` read from the working folder without ``--config`` is announced on stderr.
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import unicodedata
 from typing import Any
 
-from router.config import RouterConfig, find_config
-from router.errors import ConfigError
+from router.config import DEFAULT_CONFIG_FILE, RouterConfig, config_changes, find_config
+from router.errors import ConfigError, EmptyLibraryError
 
 #: The skills folder used when no --skills is given.
 DEFAULT_ROOT = "skills"
@@ -116,7 +117,15 @@ def k_help(what: str) -> str:
 
 
 def config_from(args: Any, **overrides: Any) -> RouterConfig:
-    return find_config(getattr(args, "config", None)).with_(**overrides)
+    """The config the options name, else ``./skill-router.json``, else the defaults. A config picked up from the
+    working folder without being named is announced on stderr, once per command (``args.announce_config``
+    False: never, as in a hook): a file that ``tune`` wrote would silently change every later command otherwise."""
+    explicit = getattr(args, "config", None)
+    config = find_config(explicit)
+    if not explicit and getattr(args, "announce_config", True) and os.path.isfile(DEFAULT_CONFIG_FILE):
+        print(f"using ./{DEFAULT_CONFIG_FILE}: {config_changes(config)}", file=sys.stderr)
+        args.announce_config = False
+    return config.with_(**overrides)
 
 
 def roots(args: Any) -> list[str] | None:
@@ -127,6 +136,13 @@ def roots(args: Any) -> list[str] | None:
     from router.profiles import get_profile
 
     return [DEFAULT_ROOT] if get_profile(args.profile).default_roots else None
+
+
+def skilled_router(args: Any, **overrides: Any):
+    """:func:`make_router` for a command that needs skills: an empty library is refused (:func:`require_skills`)."""
+    router = make_router(args, **overrides)
+    require_skills(args, router.skills)
+    return router
 
 
 def make_router(args: Any, encoder: Any = None, **overrides: Any):
@@ -146,6 +162,25 @@ def make_router(args: Any, encoder: Any = None, **overrides: Any):
                                    excluded=excluded, encoder=encoder)
     return Router.from_skills(roots(args), args.profile, config, index_folder=args.index_dir, pinned=pinned,
                               excluded=excluded, encoder=encoder)
+
+
+def require_skills(args: Any, skills: Any) -> None:
+    """Raise :class:`EmptyLibraryError` when ``skills`` is empty, naming the folders the library was read from:
+    the commands that rank, index, measure or emit a harness config have nothing to work on."""
+    if len(skills):
+        return
+    if getattr(args, "catalog", None):
+        where = f"catalogue '{args.catalog}'"
+    else:
+        from router.library import skill_folders
+
+        folders = [os.path.abspath(f) for f in skill_folders(roots(args), args.profile)]
+        if not folders:
+            raise EmptyLibraryError(f"no skills found: none of the skills folders {args.profile} reads exists "
+                                    "here; pass --skills with the folder that holds the skills")
+        where = ", ".join(folders)
+    raise EmptyLibraryError(f"no skills found in {where}: each skill is a sub-folder holding a SKILL.md; pass "
+                            "--skills with the folder that holds them")
 
 
 def json_text(value: Any, *, indent: int | None = 2) -> str:

@@ -8,8 +8,8 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from router.cli.common import (add_library_options, add_router_options, config_from, k_help, make_router,
-                               positive_int, print_json, report_notes)
+from router.cli.common import (add_library_options, add_router_options, config_from, k_help, positive_int,
+                               print_json, report_notes, skilled_router)
 from router.config import DEFAULT_CONFIG_FILE, check_writable
 from router.errors import ConfigError
 from router.evaluation.retrievers import RETRIEVERS, retrievers_for
@@ -101,6 +101,9 @@ def register(commands: Any) -> None:
                    help="the dev metric the weights and threshold maximise (default mrr)")
     p.add_argument("--output", "-o", default=DEFAULT_CONFIG_FILE, metavar="FILE",
                    help=f"config file to write (default {DEFAULT_CONFIG_FILE})")
+    p.add_argument("--force", action="store_true",
+                   help="write the tuned config even when it scores lower than the config in force on the held-out "
+                        "requests (or folds); a threshold that abstains on most of them is dropped all the same")
     p.set_defaults(run=cmd_tune)
 
 
@@ -167,7 +170,7 @@ def cmd_eval(args: Any) -> int:
     if unknown or not names:
         raise ConfigError(f"unknown retriever(s) {', '.join(unknown) or '(none)'}: choose from {', '.join(RETRIEVERS)}")
     _check_eval_options(args, names)
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     requests = _requests(router, args.queries)
     if args.examples:
         router, added = _with_examples(router, args.examples)
@@ -283,7 +286,7 @@ def _write(path: str | None, text: Callable[[], str]) -> None:
 def cmd_overlap(args: Any) -> int:
     from router.overlap import analyse_overlap, fails_above
 
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     confusions: list[tuple[str, str, int]] = []
     if args.queries:
         from collections import Counter
@@ -323,13 +326,36 @@ def cmd_tune(args: Any) -> int:
     from router.tune import tune
 
     check_writable(args.output)  # before the run, not after it
-    router = make_router(args, route_above=0)
+    in_force = _in_force(args)  # named before the tuned config may replace it
+    router = skilled_router(args, route_above=0)
     requests = _requests(router, args.queries)
     held_out = _requests(router, args.held_out) if args.held_out else []
     result = tune(router, requests, folds=args.folds, seed=args.seed,
                   examples_from_requests=args.examples_from_queries, held_out=held_out, objective=args.objective)
     # Routing every request is how tuning measures; the written config keeps the library-size rule it started with.
     result = dataclasses.replace(result, config=result.config.with_(route_above=config_from(args).route_above))
+    for note in result.notes:
+        print(f"tune: {note}", file=sys.stderr)
+    check = result.check
+    if check is not None and result.loses and not args.force:
+        print_json(result.to_json() | {"written": None})
+        print(f"tune: not writing {args.output}: the tuned config scores {check['metric']} {check['tuned']:.3f} on "
+              f"the {check['on']}, the config in force ({in_force}) {check['in_force']:.3f}; keep it, or "
+              "pass --force to write the tuned one anyway", file=sys.stderr)
+        return 1
     result.save(args.output)
     print_json(result.to_json() | {"written": args.output})
+    if check is not None:
+        print(f"tune: wrote {args.output}{' although it scores lower (--force)' if result.loses else ''}: "
+              f"{check['metric']} {check['tuned']:.3f} on the {check['on']}, the config in force ({in_force}) "
+              f"{check['in_force']:.3f}", file=sys.stderr)
     return 0
+
+
+def _in_force(args: Any) -> str:
+    """Where the config in force came from, for a message."""
+    import os
+
+    if args.config:
+        return args.config
+    return f"./{DEFAULT_CONFIG_FILE}" if os.path.isfile(DEFAULT_CONFIG_FILE) else "the defaults"

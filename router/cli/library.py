@@ -6,9 +6,9 @@ import sys
 import time
 from typing import Any
 
-from router.cli.common import (add_library_options, add_router_options, json_text, k_help, make_router,
-                               positive_int, print_json, read_query, report_notes, roots, terminal_text,
-                               write_exact)
+from router.cli.common import (add_library_options, add_router_options, json_text, k_help, positive_int,
+                               print_json, read_query, report_notes, require_skills, roots, skilled_router,
+                               terminal_text, write_exact)
 from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
@@ -121,12 +121,14 @@ def cmd_list(args: Any) -> int:
 
 def cmd_prompt(args: Any) -> int:
     query = read_query(args.query) if args.query is not None else None
+    routing = None
     if query is None and not args.pin and not args.exclude:
         registry, profile = _library(args)
+        require_skills(args, registry)
         library = shown = list(registry)
         block = profile.render(shown)
     else:
-        router = make_router(args)
+        router = skilled_router(args)
         routing = router.route(query, args.k) if query is not None else None
         library = list(router.skills)
         shown = list(routing.shown) if routing else [s for s in library if s.id not in router.excluded]
@@ -138,6 +140,11 @@ def cmd_prompt(args: Any) -> int:
         if restrict is None:
             raise ConfigError(f"--emit-config needs a harness with its own switch: use --profile codex or "
                               f"--profile claude-code, not {profile.name}")
+        if not shown:  # pasted, such a config would hide every skill of the library from the agent
+            why = ("the router abstained" if routing is not None and routing.abstained else
+                   "every skill is excluded" if not routing else "no skill was chosen")
+            raise ConfigError(f"refusing to emit a {profile.name} config that hides all {len(library)} skills: "
+                              f"{why}; route a request that fits a skill, or drop --exclude")
         sys.stdout.write(restrict(library, shown))
         return 0
     if args.json:
@@ -179,7 +186,7 @@ def cmd_lint(args: Any) -> int:
 
 
 def cmd_index(args: Any) -> int:
-    router = make_router(args)
+    router = skilled_router(args)
     start = time.perf_counter()
     router.build(progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - start
@@ -198,7 +205,7 @@ def cmd_index(args: Any) -> int:
 
 
 def cmd_route(args: Any) -> int:
-    router = make_router(args, route_above=0)
+    router = skilled_router(args, route_above=0)
     if args.queries:
         if args.query:
             raise ConfigError("give a request or --queries FILE, not both")
@@ -268,15 +275,16 @@ def cmd_learn(args: Any) -> int:
 
     if bool(args.queries) == bool(args.from_log):
         raise ConfigError("give --queries FILE (labelled requests) or --from-log LOG (a decision log), one of them")
-    router = make_router(args)
+    router = skilled_router(args)
     if args.from_log:
         from router.serve.log import examples_from_log
 
         by_id, counts = examples_from_log(args.from_log, {s.id for s in router.skills})
         print(f"{counts['loads']} loads in the log: {counts['used']} used ({counts['shown']} shown, "
-              f"{counts['not_shown']} loaded although not shown), {counts['no_text']} without request text, "
-              f"{counts['unlinked']} not linked to a routing, {counts['unknown_skill']} of skills not in the library",
-              file=sys.stderr)
+              f"{counts['not_shown']} loaded although not shown), {counts['no_request_id']} without a request id "
+              f"(never linked: pass the routing's request_id as route_id when loading), {counts['unlinked']} naming "
+              f"a routing not in the log, {counts['no_text']} without request text, {counts['unknown_skill']} of "
+              "skills not in the library", file=sys.stderr)
     else:
         by_id = _labelled_examples(router, args.queries)
     added = append_learned(router.index_folder, by_id)

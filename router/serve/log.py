@@ -6,7 +6,8 @@ Records (one JSON object a line, UTF-8)::
      "session": str | null, "request": text (--log-requests text) | "sha256": hex (hash) | neither (off),
      "k": int | null, "shown": [{"id", "name", "score", "rank"}], "abstained": bool, "confidence": float}
     {"type": "load", "time": ..., "id": ..., "source": "tool" | "mcp", "session": ..., "skill": skill id,
-     "after": id of the routing it follows | null, "shown": bool | null, "rank": int | null}
+     "after": id of the routing it follows | null, "route_id": the request id the caller named | null,
+     "shown": bool | null, "rank": int | null}
 
 A load is linked to the routing named by the caller (``route_id``), else to the last routing of the same session,
 else to the last routing of any session within :data:`LINK_WINDOW_S`. Each record is appended and flushed on its
@@ -18,9 +19,12 @@ rotation that fails (a folder at ``LOG.1``, a full disk) leaves the current file
 :data:`RETRY_S` seconds, and each failure is counted and named by :meth:`DecisionLog.health` (``/readyz``), the
 ``on_failure`` callback (``/metrics``) and the server log.
 
-``skill-router learn --from-log`` turns each linked load whose routing logged its text into an example request
-of the loaded skill (shown or not: a skill loaded although the router did not show it is the most useful
-example); ``skill-router eval --from-log`` reports how often the loaded skill was among those shown.
+``skill-router learn --from-log`` turns each load that names its routing's request id (``route_id``), when that
+routing logged its text, into an example request of the loaded skill (shown or not: a skill loaded although the
+router did not show it is the most useful example). A load that names no request id is counted, never learned
+from: the last routing before it may be any other request (a search, another user), and learning its text would
+teach the router a wrong example. ``skill-router eval --from-log`` reports how often the loaded skill was among
+those shown.
 """
 
 from __future__ import annotations
@@ -165,7 +169,7 @@ class DecisionLog:
             shown = None if routed is None else skill_id in routed.shown
             rank = routed.shown.index(skill_id) + 1 if routed is not None and shown else None
             record = {"type": "load", "time": _now(), "id": new_request_id(), "source": source, "session": session,
-                      "skill": skill_id, "after": after, "shown": shown, "rank": rank}
+                      "skill": skill_id, "after": after, "route_id": route_id or None, "shown": shown, "rank": rank}
             self._write(record)
         return record
 
@@ -341,14 +345,25 @@ def _pairs(records: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, 
 
 
 def examples_from_log(path: str, known: set[str]) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """Example requests by skill id: the text of each routing a load followed. Skills not in ``known`` and
-    routings logged without their text are counted, not used."""
+    """Example requests by skill id: the text of the routing each load names by its request id (``route_id``).
+
+    Counted, not used: loads that name no request id (``no_request_id``; also every load of a log written before
+    loads kept the id they named), loads naming a routing the log does not hold (``unlinked``), routings logged
+    without their text (``no_text``) and skills not in ``known`` (``unknown_skill``)."""
     records, bad = read_log(path)
+    routes = {r.get("id"): r for r in records if r.get("type") == "route"}
     examples: dict[str, list[str]] = {}
-    counts = {"loads": 0, "used": 0, "shown": 0, "not_shown": 0, "unlinked": 0, "no_text": 0,
+    counts = {"loads": 0, "used": 0, "shown": 0, "not_shown": 0, "no_request_id": 0, "unlinked": 0, "no_text": 0,
               "unknown_skill": 0, "unreadable_lines": bad}
-    for route, load in _pairs(records):
+    for load in records:
+        if load.get("type") != "load":
+            continue
         counts["loads"] += 1
+        named = load.get("route_id")
+        if not isinstance(named, str) or not named:
+            counts["no_request_id"] += 1
+            continue
+        route = routes.get(named)
         if route is None:
             counts["unlinked"] += 1
             continue
@@ -360,7 +375,8 @@ def examples_from_log(path: str, known: set[str]) -> tuple[dict[str, list[str]],
         if skill not in known:
             counts["unknown_skill"] += 1
             continue
-        counts["shown" if load.get("shown") else "not_shown"] += 1
+        shown = [row.get("id") for row in route.get("shown") or () if isinstance(row, dict)]
+        counts["shown" if skill in shown else "not_shown"] += 1
         counts["used"] += 1
         examples.setdefault(skill, []).append(text)
     return examples, counts

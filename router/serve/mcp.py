@@ -148,6 +148,9 @@ def build_mcp(service: Service) -> Any:
     @server.tool(name="load_skill", title="Load a skill", annotations=read_only)
     async def load_skill(name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
                                                     description="the skill's name, as search_skills returned it")],
+                         request_id: Annotated[str | None, Field(max_length=64, description=(
+                             "the request_id search_skills returned, so that the decision log links this load to "
+                             "that routing"))] = None,
                          ctx: Context | None = None) -> LoadedSkill:
         """Load a skill's instructions (what the harness's skill tool returns)."""
         router = current()
@@ -162,7 +165,7 @@ def build_mcp(service: Service) -> Any:
             except SkillToolError as exc:
                 raise ToolError(str(exc)) from None
             if service.decision_log is not None:
-                service.decision_log.loaded(skill.id, "mcp", session=session)
+                service.decision_log.loaded(skill.id, "mcp", route_id=request_id, session=session)
             return LoadedSkill(name=skill.name, base_directory=skill.directory or None, content=content)
 
         return await work(build)
