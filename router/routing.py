@@ -45,6 +45,7 @@ from indexes.fusion import fuse_score_arrays, tie_order
 from router import encoders
 from router import inject as injection
 from router import library as libraries
+from router import progress as steps
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, ModelError, SkillNotFoundError
@@ -85,6 +86,10 @@ class Scored:
 def clean_text(text: str) -> str:
     """``text`` with lone surrogates (undecodable bytes from a terminal or a JSON ``\\ud83d``) replaced by U+FFFD."""
     return _SURROGATES.sub("\ufffd", text)
+
+
+#: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
+MANY_TEXTS = 32
 
 
 class Router:
@@ -248,7 +253,16 @@ class Router:
         if not texts:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         try:
-            return self.encoder.encode(list(texts), progress=progress)
+            encoder = self.encoder
+            if not steps.active():
+                return encoder.encode(list(texts), progress=progress)
+            if getattr(encoder, "loaded", True) is False:  # sentence-transformers: its import alone takes seconds
+                with steps.step("loading the embedding model (sentence-transformers)"):
+                    encoder.load()
+            if len(texts) < MANY_TEXTS:
+                return encoder.encode(list(texts), progress=False)
+            with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:
+                return encoder.encode(list(texts), progress=advance)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
@@ -257,18 +271,26 @@ class Router:
         from router import __version__
 
         folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
+        if steps.active() and (folder is None or folder.built_for() is None):
+            steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
+                       "model exported to ONNX, once per machine); later runs reuse it")
         parameters = {"profile": self._profile.name, "body": self._config.body,
                       "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
-        self._signals, report = build_signals(
-            self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
-            embed_bodies=self._config.embeds_bodies,
-            model_id=self.encoder.model_id,
-            dim=self.encoder.dim,
-            encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
-            parameters=parameters, persist=persist)
+        with steps.step(f"building the index of {len(self.skills):,} skills"):
+            self._signals, report = build_signals(
+                self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
+                embed_bodies=self._config.embeds_bodies,
+                model_id=self.encoder.model_id,
+                dim=self.encoder.dim,
+                encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
+                parameters=parameters, persist=persist)
         self._report(report)
         if report.embedded and self._own_encoder:
-            self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
+            from indexes import Encoder
+
+            if isinstance(self._encoder, Encoder) and encoders.onnx_enabled():
+                with steps.step("exporting the embedding model to ONNX (once per machine: later runs start fast)"):
+                    self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
         return self
 
     def _report(self, report: BuildReport) -> None:

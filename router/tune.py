@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 import numpy as np
 
+from router import progress as steps
 from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
@@ -124,7 +125,8 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
                           f"{len(gold_rows)} folds or label more requests")
     fold_of = assign_folds([bool(r.gold) for r in requests], folds, seed)
 
-    dev = _Scored.build(router, requests)
+    with steps.step(f"scoring {len(requests):,} dev requests"):
+        dev = _Scored.build(router, requests)
     if examples_from_requests:
         base = dev.signals.get("examples", dev.signals["dense"])
         examples = base.copy()
@@ -137,9 +139,9 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     has_body = "body_bm25" in dev.signals
 
     grid: list[dict[str, Any]] = []
-    for fusion, bm25, example, body in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
-                                                         EXAMPLE_WEIGHTS if has_examples else (None,),
-                                                         BODY_SCALES if has_body else (None,)):
+    settings = list(itertools.product(TUNED_FUSIONS, BM25_WEIGHTS, EXAMPLE_WEIGHTS if has_examples else (None,),
+                                      BODY_SCALES if has_body else (None,)))
+    for fusion, bm25, example, body in steps.track(settings, f"trying {len(settings)} fusion settings"):
         weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0, **_body_weights(router, body)}
         metrics = dev.metrics(fusion, weights, router.config.rrf_k)
         row = {"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example, **metrics}

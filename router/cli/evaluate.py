@@ -141,8 +141,10 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
         "dense": lambda q: signals.dense.scores(router.encode([q])[0]),
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
     }
+    from router import progress
+
     out = {}
-    for name in names:
+    for name in progress.track(names, f"measuring latency on {len(sample)} requests"):
         times = []
         for query in sample:
             start = time.perf_counter()
