@@ -55,7 +55,7 @@ from router.ranking import Match, NameTable, Routing, choose, confidence, matche
 from router.registry import SkillRegistry
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
-from router.store import IndexFolder, default_index_folder, library_key
+from router.store import IndexFolder, default_index_folder, default_learned_folder, library_key
 from router.texts import body_text, dense_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
@@ -98,7 +98,8 @@ class Router:
     def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig | None = None, *,
                  index_folder: str | None = None, library: str = "", pinned: Iterable[str] = (),
                  excluded: Iterable[str] = (), encoder: Any = None, notes: Sequence[str] = (),
-                 signals: Signals | None = None) -> None:
+                 signals: Signals | None = None, learned_folder: str | None = None,
+                 learned: Mapping[str, Sequence[str]] | None = None) -> None:
         """Assemble a router from parts that are already built; prefer :meth:`from_skills` or
         :meth:`from_catalog`. ``signals`` are indexes already built for exactly these skills and config."""
         self._registry = registry
@@ -106,6 +107,10 @@ class Router:
         self._config = config or RouterConfig()
         self._library = library
         self.index_folder = index_folder
+        #: Where ``learn`` adds examples: the library's own folder (shared by every profile), or the index folder.
+        self.learned_folder = learned_folder or index_folder
+        #: The learned examples this router uses, by skill id (``eval`` warns when its requests are among them).
+        self.learned: dict[str, list[str]] = {k: list(v) for k, v in (learned or {}).items()}
         self.notes: list[str] = list(notes)
         self._encoder = encoder
         self._own_encoder = False  # an encoder passed in is the caller's: never swapped for an export
@@ -140,7 +145,8 @@ class Router:
         paths = [os.fspath(r) for r in roots or ()]
         key = library_key(paths, None, loaded.profile.name)
         folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
+        learned_at = index_folder or default_learned_folder(paths, None)
+        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
 
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
@@ -150,24 +156,31 @@ class Router:
         loaded = libraries.from_catalog(path, profile)
         key = library_key([], os.fspath(path), loaded.profile.name)
         folder = index_folder or default_index_folder([], os.fspath(path), loaded.profile.name)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
+        learned_at = index_folder or default_learned_folder([], os.fspath(path))
+        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
 
     @classmethod
     def _assemble(cls, loaded: libraries.Library, config: RouterConfig | None, folder: str, key: str,
-                  pinned: Iterable[str], excluded: Iterable[str], encoder: Any) -> Router:
+                  pinned: Iterable[str], excluded: Iterable[str], encoder: Any, learned_at: str) -> Router:
         registry, notes = loaded.registry, list(loaded.notes)
         owner = IndexFolder(folder).built_for()
+        # Examples learned before they were kept per library lie in the profile's index folder: still read.
         learned = load_learned(folder) if owner in (None, key) else {}
         if owner not in (None, key) and load_learned(folder):
             notes.append(f"the learned examples in {folder} were learned for another library; not using them")
+        if learned_at != folder:
+            for skill_id, queries in load_learned(learned_at).items():
+                known_queries = learned.setdefault(skill_id, [])
+                known_queries.extend(q for q in queries if q not in known_queries)
         if learned:
             known = {s.id for s in registry}
             unknown = sorted(k for k in learned if k not in known)
             if unknown:
                 notes.append(f"ignoring learned examples of skills no longer in the library: {', '.join(unknown[:5])}")
-            registry, _ = libraries.with_examples(registry, {k: v for k, v in learned.items() if k in known})
+            learned = {k: v for k, v in learned.items() if k in known}
+            registry, _ = libraries.with_examples(registry, learned)
         return cls(registry, loaded.profile, config, index_folder=folder, library=key, pinned=pinned,
-                   excluded=excluded, encoder=encoder, notes=notes)
+                   excluded=excluded, encoder=encoder, notes=notes, learned_folder=learned_at, learned=learned)
 
     def with_config(self, config: RouterConfig | None = None, **changes: Any) -> Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
@@ -180,7 +193,8 @@ class Router:
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
-                      signals=self._signals if same_index else None)
+                      signals=self._signals if same_index else None, learned_folder=self.learned_folder,
+                      learned=self.learned)
 
     def with_examples(self, examples: Mapping[str, Sequence[str]]) -> Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
@@ -188,7 +202,7 @@ class Router:
         registry, _ = libraries.with_examples(self._registry, examples)
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
-                      notes=self.notes)
+                      notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
 
     # -- what it holds ------------------------------------------------------------------------------------------
     @property

@@ -284,10 +284,10 @@ def cmd_learn(args: Any) -> int:
               file=sys.stderr)
     else:
         by_id = _labelled_examples(router, args.queries)
-    added = append_learned(router.index_folder, by_id)
+    added = append_learned(router.learned_folder, by_id)
     router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
     report_notes(router.notes)
-    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
+    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.learned_folder}")
     return 0
 
 
