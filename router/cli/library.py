@@ -178,6 +178,8 @@ def cmd_lint(args: Any) -> int:
     else:
         for finding in report.findings:
             print(terminal_text(str(finding)))
+        if report.findings:
+            print(terminal_text(report.rule_summary(), keep_newlines=True))
         print(report.summary())
     return 1 if report.errors else 0
 
