@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from html.parser import HTMLParser
@@ -356,3 +357,14 @@ def test_html_parses_and_holds_the_heatmap_and_no_remote_reference():
     # Heatmap: the five skills of the flagged pairs, in order of appearance, 5 x 5 cells.
     assert sum(tag == "rect" for tag, _ in parser.tags) == 25
     assert page.index(">e<title>") < page.index(">f<title>") < page.index(">a<title>") < page.index(">c<title>")
+
+
+def test_html_opens_with_what_to_change_first():
+    library, fake = _chain_library()
+    report = analyse_overlap(library, encoder=fake, threshold=0.55)
+    page = report.to_html()
+    first = report.pairs[0]
+    start = page.index('<section class="summary"><h2>What to change first</h2>')
+    assert start < page.index("<h2>Pairs</h2>")
+    assert (f"<li><b>{first.a}</b> ~ <b>{first.b}</b> (score {first.score:.3f}): "
+            f"{html.escape(first.suggestion)}</li>") in page[start:]
