@@ -94,9 +94,10 @@ _NUMBER = re.compile(r"\d+")
 
 def rule_of(message: str) -> str:
     """The rule a finding's message states, without the values it quotes: the text before its first colon (the
-    problem; what follows names files or the fix), with quoted values as '…', paths as … and numbers as N."""
-    text = _QUOTED.sub("'…'", message)
-    text = _PATHISH.sub("…", text)
+    problem; what follows names files or the fix), with quoted values as <value>, paths as <path> and numbers as
+    N."""
+    text = _QUOTED.sub("<value>", message)
+    text = _PATHISH.sub("<path>", text)
     head = text.split(": ", 1)[0].rstrip(".")
     return _NUMBER.sub("N", head)
 

@@ -101,7 +101,7 @@ class _Rich:
             self._open -= 1
             elapsed = time.perf_counter() - start
             if elapsed >= KEEP_AFTER_SECONDS:
-                display.console.print(f"[dim]done: {shown} ({elapsed:.1f} s)[/dim]")
+                display.console.print(f"[dim]done: {shown} ({elapsed:.1f} s)[/dim]", soft_wrap=True)
             if not self._open:
                 display.stop()
                 self._progress = None

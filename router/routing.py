@@ -137,7 +137,8 @@ class Router:
         ``skill-router learn`` kept in this library's index folder.
         """
         roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
-        loaded = libraries.from_folders(roots, profile)
+        with steps.step("reading the skills"):
+            loaded = libraries.from_folders(roots, profile)
         if config is not None and config.confine:
             from router.confine import confine_library
 
@@ -303,7 +304,7 @@ class Router:
             from indexes import Encoder
 
             if isinstance(self._encoder, Encoder) and encoders.onnx_enabled():
-                with steps.step("exporting the embedding model to ONNX (once per machine: later runs start fast)"):
+                with steps.step("exporting the embedding model to ONNX (once per machine)"):
                     self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
         return self
 

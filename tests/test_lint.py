@@ -135,12 +135,12 @@ def test_nested_and_same_name_warnings_and_the_report(tmp_path):
     assert str(report.findings[0]) == f"{copy}: error: Directory name 'b' must match skill name 'a'"
     assert report.rule_summary() == (
         "by rule:\n"
-        "  2 errors    Directory name '…' must match skill name '…'\n"
-        "  1 error     Skill name '…' must be lowercase\n"
+        "  2 errors    Directory name <value> must match skill name <value>\n"
+        "  1 error     Skill name <value> must be lowercase\n"
         "  1 warning   nested skill\n"
-        "  1 warning   skill name '…' is also used by …")
-    assert report.to_json()["by_rule"][0] == {"level": "error", "rule": "Directory name '…' must match skill name '…'",
-                                              "count": 2}
+        "  1 warning   skill name <value> is also used by <path>")
+    assert report.to_json()["by_rule"][0] == {"level": "error", "count": 2,
+                                              "rule": "Directory name <value> must match skill name <value>"}
 
 
 def test_summary_counts_in_the_singular_when_there_is_one() -> None:
@@ -149,7 +149,7 @@ def test_summary_counts_in_the_singular_when_there_is_one() -> None:
     one = LintReport(findings=(Finding("a/SKILL.md", "warning", "SKILL.md has 612 lines: keep it under 500"),
                                Finding("b/SKILL.md", "error", "Skill name 'B' must be lowercase")), files=1)
     assert one.summary() == "1 SKILL.md checked: 1 error, 1 warning"
-    assert one.rule_summary() == ("by rule:\n  1 error     Skill name '…' must be lowercase\n"
+    assert one.rule_summary() == ("by rule:\n  1 error     Skill name <value> must be lowercase\n"
                                   "  1 warning   SKILL.md has N lines")
     assert LintReport(findings=(), files=2).rule_summary() == ""
 

@@ -6,7 +6,7 @@ import math
 import os
 import re
 from collections import Counter, defaultdict
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -99,8 +99,8 @@ def analyse_overlap(
     texts = [s.description + ("\n" + s.index_description if s.index_description else "") for s in skills]
     desc_tokens = [terms.content_tokens(t) for t in texts]
     idf = terms.lucene_idf(desc_tokens)
-    with steps.step(f"embedding {n:,} descriptions"):
-        cosine = _cosines(encoder, texts)
+    with steps.step(f"embedding {n:,} descriptions", total=n) as advance:
+        cosine = _cosines(encoder, texts, advance if steps.active() else None)
     lexical = terms.lexical_similarity(desc_tokens, idf)
     keys = [" ".join(t.split()).casefold() for t in texts]
     exact = _equal_matrix(keys)
@@ -256,8 +256,10 @@ def _confusion_counts(
     return result
 
 
-def _cosines(encoder: Encoder, texts: list[str]) -> np.ndarray:
-    vectors = np.asarray(encoder.encode(texts), dtype=np.float64)
+def _cosines(encoder: Encoder, texts: list[str], advance: Callable[[int], None] | None = None) -> np.ndarray:
+    # Only a watched run passes ``progress`` (the package's encoders take it; a caller's own may not).
+    embedded = encoder.encode(texts) if advance is None else encoder.encode(texts, progress=advance)  # type: ignore[call-arg]
+    vectors = np.asarray(embedded, dtype=np.float64)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise ModelError(
             f"encoder {encoder.model_id!r} returned an array of shape {vectors.shape} for {len(texts)} texts: "
