@@ -101,7 +101,8 @@ def main() -> None:
     hook_input = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
                              "cwd": str(work), "session_id": "s1"}).encode()
     commands: list[tuple[str, list[str], bytes | None]] = [
-        ("bundled", ["prompt", "will it rain in Lyon this weekend?", "--skills", "skills", "--profile", "genkit"], None),
+        ("bundled", ["prompt", "will it rain in Lyon this weekend?", "--skills", "skills", "--profile", "genkit"],
+         None),
         ("bundled", ["list", "--skills", "skills"], None),
         ("bundled", ["prompt", "--skills", "skills", "--profile", "unreal", "-k", "3", "review my Go code"], None),
         ("bundled", ["use", "weather-forecast", "--skills", "skills", "--profile", "unreal"], None),

@@ -229,10 +229,15 @@ def cmd_route(args: Any) -> int:
     rows = [[str(m.rank), escape(terminal_text(m.name + (" (named)" if m.reason == "named" else ""))),
              f"{m.score:.3f}", *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals]] for m in matches]
     console = Console()
-    fitted = fitted_table(columns, rows, console.width,
-                          title=escape(terminal_text(f"top {len(matches)} for: {query.strip()[:80]}")),
-                          caption="signal columns: score (rank)" if signals else None,
-                          left_out_note="left out to fit the width: {} (see --json)")
+
+    def fit(caption: str | None) -> Any:
+        return fitted_table(columns, rows, console.width, caption=caption,
+                            title=escape(terminal_text(f"top {len(matches)} for: {query.strip()[:80]}")),
+                            left_out_note="left out to fit the width: {} (see --json)")
+
+    fitted = fit(None)
+    if set(signals) - set(fitted.left_out):  # the caption explains the signal columns that are shown
+        fitted = fit("signal columns: score (rank)")
     console.print(fitted.table)
     return 0
 
