@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from contextvars import ContextVar
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
@@ -53,14 +54,14 @@ def _ignore(n: int = 1) -> None:
 class _Rich:
     """Steps as ``rich`` progress rows on one live display (nested steps are rows below their parent)."""
 
-    active = True
-
     def __init__(self, stream: TextIO) -> None:
         from rich.console import Console
 
         self.console = Console(file=stream, stderr=stream is sys.stderr, highlight=False)
         self._progress: Any = None
         self._open = 0
+        # Only the command's own thread draws: a server's worker threads (which inherit the context) stay quiet.
+        self._thread = threading.get_ident()
 
     def _display(self) -> Any:
         if self._progress is None:
@@ -78,10 +79,17 @@ class _Rich:
             self._progress.start()
         return self._progress
 
+    @property
+    def active(self) -> bool:
+        return threading.get_ident() == self._thread
+
     @contextlib.contextmanager
     def step(self, description: str, total: int | None) -> Iterator[Advance]:
         from rich.markup import escape
 
+        if not self.active:
+            yield _ignore
+            return
         shown = escape(description)
         display = self._display()
         task = display.add_task(shown, total=total, count=f"0/{total:,}" if total is not None else "")
@@ -109,6 +117,8 @@ class _Rich:
     def note(self, text: str) -> None:
         from rich.markup import escape
 
+        if not self.active:
+            return
         target = self._progress.console if self._progress is not None else self.console
         target.print(f"note: {escape(text)}", soft_wrap=True)  # one line, however narrow the terminal
 

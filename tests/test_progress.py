@@ -116,3 +116,25 @@ def test_index_on_a_terminal_shows_the_first_build_and_keeps_stdout_clean(tmp_pa
     out, err = index(False)
     assert json.loads(out)["skills"] == 3
     assert "\x1b" not in err and "building the index" not in err and "first build" not in err
+
+
+def test_worker_threads_of_a_watched_command_draw_nothing() -> None:
+    import contextvars
+    import threading
+
+    stream = Terminal()
+    seen = []
+    with progress.on_terminal(stream):
+        context = contextvars.copy_context()  # what asyncio's run_in_executor hands a server's worker thread
+
+        def work() -> None:
+            seen.append(progress.active())
+            with progress.step("embedding 64 texts", total=64) as advance:
+                advance(64)
+            progress.note("from a worker")
+
+        worker = threading.Thread(target=context.run, args=(work,))
+        worker.start()
+        worker.join()
+        assert progress.active()
+    assert seen == [False] and stream.getvalue() == ""
