@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -168,27 +168,48 @@ class Encoder:
         return _load(self.model_id, self._source, self.device)
 
     @property
+    def loaded(self) -> bool:
+        """True once the model is in memory (loading it first imports sentence-transformers: seconds)."""
+        return (self.model_id, self.device) in _MODELS
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first :meth:`encode` does)."""
+        self._model()
+
+    @property
     def dim(self) -> int:
         """Embedding dimension (384 for the default model, known without loading it)."""
         if self._dim is None:
             self._dim = int(self._model().get_embedding_dimension())
         return self._dim
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        """Embed ``texts``; return float32 unit vectors of shape (len(texts), dim), (0, dim) for no texts."""
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               progress: bool | Callable[[int], None] = False) -> np.ndarray:
+        """Embed ``texts``; return float32 unit vectors of shape (len(texts), dim), (0, dim) for no texts.
+
+        ``progress`` True shows sentence-transformers' bar; a callable is called with the number of texts each
+        part embedded (the texts are then embedded in parts of a few batches, so the caller can show progress).
+        """
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._model()
+        part = 4 * batch_size if callable(progress) else len(texts)
+        chunks = []
         with _single_thread(len(texts) <= SMALL_BATCH):
-            vectors = model.encode(
-                texts,
-                batch_size=batch_size,
-                show_progress_bar=progress,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-            )
+            for start in range(0, len(texts), part):
+                chunk = texts[start : start + part]
+                chunks.append(model.encode(
+                    chunk,
+                    batch_size=batch_size,
+                    show_progress_bar=progress is True,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                ))
+                if callable(progress):
+                    progress(len(chunk))
         self.encoded_count += len(texts)
+        vectors = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
         return np.ascontiguousarray(vectors, dtype=np.float32)

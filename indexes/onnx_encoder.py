@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Self
@@ -292,13 +292,15 @@ class OnnxEncoder:
                                   f"delete '{self.folder}' to re-export") from None
         self._session = session
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE, progress: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE,
+               progress: bool | Callable[[int], None] = False) -> np.ndarray:
         """Embed ``texts``; return float32 unit vectors of shape (len(texts), dim) in input order.
 
         Texts are tokenized together, sorted by token count and run in batches of ``batch_size`` padded to
         their longest member, so little work is spent on padding; batches run on one worker thread per core.
         The default :data:`BATCH_SIZE` is smaller than sentence-transformers' usual 64 on purpose (see there).
-        ``progress`` shows a bar (tqdm, if installed).
+        ``progress`` True shows a bar (tqdm, if installed); a callable is called with the number of texts each
+        finished batch embedded (the caller shows its own progress).
         """
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
@@ -322,11 +324,15 @@ class OnnxEncoder:
             vectors: Iterator[np.ndarray] = map(run, batches)
             for rows, batch_vectors in zip(batches, _progress(vectors, progress, len(batches), batch_size)):
                 out[rows] = batch_vectors
+                if callable(progress):
+                    progress(len(rows))
         else:
             # onnxruntime releases the GIL while it runs, and one session serves concurrent runs.
             vectors = self._pool.map(run, batches)
             for rows, batch_vectors in zip(batches, _progress(vectors, progress, len(batches), batch_size)):
                 out[rows] = batch_vectors
+                if callable(progress):
+                    progress(len(rows))
         self.encoded_count += len(texts)
         return out
 
@@ -344,8 +350,9 @@ class OnnxEncoder:
         return {name: feed[name] for name in self._inputs}
 
 
-def _progress(batches: Iterator[np.ndarray], enabled: bool, total: int, batch_size: int) -> Iterator[np.ndarray]:
-    if not enabled:
+def _progress(batches: Iterator[np.ndarray], enabled: bool | Callable[[int], None], total: int,
+              batch_size: int) -> Iterator[np.ndarray]:
+    if not enabled or callable(enabled):
         return batches
     try:
         from tqdm import tqdm

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Sequence
 
@@ -59,10 +59,47 @@ class LintReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": "skill-router.lint/1", "files": self.files, "errors": self.errors,
-                "warnings": self.warnings, "findings": [asdict(f) for f in self.findings]}
+                "warnings": self.warnings, "findings": [asdict(f) for f in self.findings],
+                "by_rule": [{"level": level, "rule": rule, "count": n} for level, rule, n in self.by_rule()]}
 
     def summary(self) -> str:
-        return f"{self.files} SKILL.md checked: {self.errors} errors, {self.warnings} warnings"
+        return (f"{self.files} SKILL.md checked: {_count(self.errors, 'error')}, "
+                f"{_count(self.warnings, 'warning')}")
+
+    def by_rule(self) -> list[tuple[str, str, int]]:
+        """(level, rule, how many findings) for each rule that found something, errors first, then most found."""
+        counts = Counter((f.level, rule_of(f.message)) for f in self.findings)
+        return sorted(((level, rule, n) for (level, rule), n in counts.items()),
+                      key=lambda row: (row[0] != "error", -row[2], row[1]))
+
+    def rule_summary(self) -> str:
+        """One line per rule, ``  148 warnings  description is quoted``, under a heading; '' with no findings."""
+        rows = self.by_rule()
+        if not rows:
+            return ""
+        width = max(len(str(n)) for _, _, n in rows)
+        lines = ["by rule:"] + [f"  {n:>{width}} {(level if n == 1 else level + 's'):<8}  {rule}"
+                                for level, rule, n in rows]
+        return "\n".join(lines)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_PATHISH = re.compile(r"[^\s:;,]*/[^\s:;,]*")
+_NUMBER = re.compile(r"\d+")
+
+
+def rule_of(message: str) -> str:
+    """The rule a finding's message states, without the values it quotes: the text before its first colon (the
+    problem; what follows names files or the fix), with quoted values as <value>, paths as <path> and numbers as
+    N."""
+    text = _QUOTED.sub("<value>", message)
+    text = _PATHISH.sub("<path>", text)
+    head = text.split(": ", 1)[0].rstrip(".")
+    return _NUMBER.sub("N", head)
 
 
 def validate_metadata(data: dict[str, Any], folder: str) -> list[str]:

@@ -28,6 +28,13 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 svg.chart { display: block; margin: 0.5rem 0 1.5rem; font-family: sans-serif; font-size: 12px; }
 svg.chart text { fill: #222; }
 .note { color: #666; font-size: 0.85rem; }
+section.summary { background: #f6f8fb; border: 1px solid #d5dde8; border-radius: 6px; padding: 0.5rem 1.2rem;
+                  margin-bottom: 2rem; }
+section.summary h2 { margin-top: 0.6rem; }
+p.lead { font-size: 1.1rem; }
+td.better { background: #e6f4ea; } td.worse { background: #fce8e6; } td.same { background: #f3f3f3; }
+details { border: 1px solid #ddd; border-radius: 6px; padding: 0.4rem 0.8rem; margin: 0.6rem 0; }
+details > summary { cursor: pointer; }
 """
 
 
@@ -110,11 +117,14 @@ def svg_line_chart(
 ) -> str:
     """An inline SVG line chart, one polyline with point markers per series, and a legend.
 
-    The y axis spans [0, 1] when every value lies there (fractions stay comparable across charts), otherwise the
-    data range padded by 5 %. Each point carries a ``<title>`` tooltip with its exact value.
+    The y axis spans the data, padded by 10 % of its range and rounded out to a tick step (lines that differ
+    by a few hundredths near 1.0 are told apart, not squashed into a 0-1 axis); fractions are never padded past
+    [0, 1]. Each point carries a ``<title>`` tooltip with its exact value; legend names are shown whole.
     """
-    width, height = 640, 380
-    left, right, top, bottom = 60, 170, 40, 50
+    longest = max((len(name) for name in series), default=0)
+    right = int(max(170, 50 + _CHAR_PX * longest))
+    width, height = 470 + right, 380
+    left, top, bottom = 60, 40, 50
     plot_w, plot_h = width - left - right, height - top - bottom
     points = [p for values in series.values() for p in values]
     xs = [float(x) for x, _ in points] or [0.0, 1.0]
@@ -122,11 +132,7 @@ def svg_line_chart(
     x_lo, x_hi = min(xs), max(xs)
     if x_hi == x_lo:
         x_lo, x_hi = x_lo - 1, x_hi + 1
-    if min(ys) >= 0 and max(ys) <= 1:
-        y_lo, y_hi = 0.0, 1.0
-    else:
-        pad = (max(ys) - min(ys)) * 0.05 or 1.0
-        y_lo, y_hi = min(ys) - pad, max(ys) + pad
+    y_lo, y_hi = _data_range(min(ys), max(ys), fraction=min(ys) >= 0 and max(ys) <= 1)
 
     def px(x: float) -> float:
         return left + (x - x_lo) / (x_hi - x_lo) * plot_w
@@ -165,13 +171,22 @@ def svg_line_chart(
         ly = top + 10 + 20 * i
         out.append(f'<line x1="{left + plot_w + 15}" y1="{ly}" x2="{left + plot_w + 35}" y2="{ly}" '
                    f'stroke="{colour}" stroke-width="3"/>')
-        out.append(f'<text x="{left + plot_w + 40}" y="{ly + 4}">{_esc(_clip(name, 18))}</text>')
+        out.append(f'<text x="{left + plot_w + 40}" y="{ly + 4}">{_esc(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _data_range(low: float, high: float, *, fraction: bool) -> tuple[float, float]:
+    """An axis range around [low, high]: padded by 10 % of the span (0.05 for a flat line), widened to the tick
+    step, and kept inside [0, 1] for fractions."""
+    pad = (high - low) * 0.1 or (0.05 if fraction else abs(high) * 0.1 or 1.0)
+    lo, hi = low - pad, high + pad
+    ticks = _nice_ticks(lo, hi)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else pad
+    lo, hi = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+    if fraction:
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return round(lo, 10), round(hi, 10)
 
 
 def svg_heatmap(
@@ -179,8 +194,8 @@ def svg_heatmap(
 ) -> str:
     """An inline SVG heatmap: cell shade grows with the value (white = the minimum, dark blue = the maximum).
 
-    Raises ValueError when ``values`` is not ``len(row_labels)`` rows of ``len(col_labels)`` cells. Labels
-    longer than 32 characters are shortened on screen; each cell's tooltip gives the full labels and value.
+    Raises ValueError when ``values`` is not ``len(row_labels)`` rows of ``len(col_labels)`` cells. Labels are
+    shown whole (the margins grow with them); each label and cell also has a tooltip with the full text.
     """
     if len(values) != len(row_labels) or any(len(r) != len(col_labels) for r in values):
         raise ValueError(
@@ -188,11 +203,12 @@ def svg_heatmap(
             f"got rows of {[len(r) for r in values]}"
         )
     cell = 34
-    rows = [_clip(str(label), 32) for label in row_labels]
-    cols = [_clip(str(label), 32) for label in col_labels]
+    rows = [str(label) for label in row_labels]
+    cols = [str(label) for label in col_labels]
     left = 10 + _CHAR_PX * max((len(r) for r in rows), default=0)
     top = 40 + 0.72 * _CHAR_PX * max((len(c) for c in cols), default=0)  # labels slanted at 45 degrees
-    width = left + cell * len(cols) + 20 + 0.72 * _CHAR_PX * len(cols[-1] if cols else "")
+    width = max(left + cell * len(cols) + 20 + 0.72 * _CHAR_PX * len(cols[-1] if cols else ""),
+                20 + _CHAR_PX * len(title))
     height = top + cell * len(rows) + 20
     flat = [float(v) for r in values for v in r]
     lo, hi = (min(flat), max(flat)) if flat else (0.0, 1.0)
@@ -205,10 +221,12 @@ def svg_heatmap(
     ]
     for j, label in enumerate(cols):
         x = left + cell * j + cell / 2
-        out.append(f'<text transform="translate({x:.1f} {top - 6:.1f}) rotate(-45)">{_esc(label)}</text>')
+        out.append(f'<text transform="translate({x:.1f} {top - 6:.1f}) rotate(-45)">{_esc(label)}'
+                   f"<title>{_esc(label)}</title></text>")
     for i, label in enumerate(rows):
         y = top + cell * i + cell / 2
-        out.append(f'<text x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end">{_esc(label)}</text>')
+        out.append(f'<text x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end">{_esc(label)}'
+                   f"<title>{_esc(label)}</title></text>")
         for j, raw in enumerate(values[i]):
             v = float(raw)
             shade = (v - lo) / span

@@ -45,6 +45,7 @@ from indexes.fusion import fuse_score_arrays, tie_order
 from router import encoders
 from router import inject as injection
 from router import library as libraries
+from router import progress as steps
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
@@ -55,7 +56,7 @@ from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
-from router.store import IndexFolder, default_index_folder, library_key
+from router.store import IndexFolder, default_index_folder, default_learned_folder, library_key
 from router.texts import body_text, dense_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
@@ -82,13 +83,18 @@ class Scored:
         return len(self.texts)
 
 
+#: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
+MANY_TEXTS = 32
+
+
 class Router:
     """Routes requests to the skills of one library, for one harness profile (see the module docstring)."""
 
     def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig | None = None, *,
                  index_folder: str | None = None, library: str = "", pinned: Iterable[str] = (),
                  excluded: Iterable[str] = (), encoder: Any = None, notes: Sequence[str] = (),
-                 signals: Signals | None = None) -> None:
+                 signals: Signals | None = None, learned_folder: str | None = None,
+                 learned: Mapping[str, Sequence[str]] | None = None) -> None:
         """Assemble a router from parts that are already built; prefer :meth:`from_skills` or
         :meth:`from_catalog`. ``signals`` are indexes already built for exactly these skills and config."""
         self._registry = registry
@@ -96,6 +102,10 @@ class Router:
         self._config = config or RouterConfig()
         self._library = library
         self.index_folder = index_folder
+        #: Where ``learn`` adds examples: the library's own folder (shared by every profile), or the index folder.
+        self.learned_folder = learned_folder or index_folder
+        #: The learned examples this router uses, by skill id (``eval`` warns when its requests are among them).
+        self.learned: dict[str, list[str]] = {k: list(v) for k, v in (learned or {}).items()}
         self.notes: list[str] = list(notes)
         self._encoder = encoder
         self._own_encoder = False  # an encoder passed in is the caller's: never swapped for an export
@@ -122,7 +132,8 @@ class Router:
         ``skill-router learn`` kept in this library's index folder.
         """
         roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
-        loaded = libraries.from_folders(roots, profile)
+        with steps.step("reading the skills"):
+            loaded = libraries.from_folders(roots, profile)
         if config is not None and config.confine:
             from router.confine import confine_library
 
@@ -130,7 +141,8 @@ class Router:
         paths = [os.fspath(r) for r in roots or ()]
         key = library_key(paths, None, loaded.profile.name)
         folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
+        learned_at = index_folder or default_learned_folder(paths, None)
+        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
 
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
@@ -140,24 +152,31 @@ class Router:
         loaded = libraries.from_catalog(path, profile)
         key = library_key([], os.fspath(path), loaded.profile.name)
         folder = index_folder or default_index_folder([], os.fspath(path), loaded.profile.name)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder)
+        learned_at = index_folder or default_learned_folder([], os.fspath(path))
+        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
 
     @classmethod
     def _assemble(cls, loaded: libraries.Library, config: RouterConfig | None, folder: str, key: str,
-                  pinned: Iterable[str], excluded: Iterable[str], encoder: Any) -> Router:
+                  pinned: Iterable[str], excluded: Iterable[str], encoder: Any, learned_at: str) -> Router:
         registry, notes = loaded.registry, list(loaded.notes)
         owner = IndexFolder(folder).built_for()
+        # Examples learned before they were kept per library lie in the profile's index folder: still read.
         learned = load_learned(folder) if owner in (None, key) else {}
         if owner not in (None, key) and load_learned(folder):
             notes.append(f"the learned examples in {folder} were learned for another library; not using them")
+        if learned_at != folder:
+            for skill_id, queries in load_learned(learned_at).items():
+                known_queries = learned.setdefault(skill_id, [])
+                known_queries.extend(q for q in queries if q not in known_queries)
         if learned:
             known = {s.id for s in registry}
             unknown = sorted(k for k in learned if k not in known)
             if unknown:
                 notes.append(f"ignoring learned examples of skills no longer in the library: {', '.join(unknown[:5])}")
-            registry, _ = libraries.with_examples(registry, {k: v for k, v in learned.items() if k in known})
+            learned = {k: v for k, v in learned.items() if k in known}
+            registry, _ = libraries.with_examples(registry, learned)
         return cls(registry, loaded.profile, config, index_folder=folder, library=key, pinned=pinned,
-                   excluded=excluded, encoder=encoder, notes=notes)
+                   excluded=excluded, encoder=encoder, notes=notes, learned_folder=learned_at, learned=learned)
 
     def with_config(self, config: RouterConfig | None = None, **changes: Any) -> Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
@@ -170,7 +189,8 @@ class Router:
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
-                      signals=self._signals if same_index else None)
+                      signals=self._signals if same_index else None, learned_folder=self.learned_folder,
+                      learned=self.learned)
 
     def with_examples(self, examples: Mapping[str, Sequence[str]]) -> Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
@@ -178,7 +198,7 @@ class Router:
         registry, _ = libraries.with_examples(self._registry, examples)
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
-                      notes=self.notes)
+                      notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
 
     def without_examples(self, texts: Iterable[str]) -> Router:
         """A router whose skills no longer have these example requests (``tune`` scoring dev requests that were
@@ -188,7 +208,7 @@ class Router:
                                   for s in self._registry], discovery=self._registry.discovery)
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
-                      notes=self.notes)
+                      notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
 
     # -- what it holds ------------------------------------------------------------------------------------------
     @property
@@ -253,7 +273,16 @@ class Router:
         if not texts:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         try:
-            return self.encoder.encode(list(texts), progress=progress)
+            encoder = self.encoder
+            if not steps.active():
+                return encoder.encode(list(texts), progress=progress)
+            if getattr(encoder, "loaded", True) is False:  # sentence-transformers: its import alone takes seconds
+                with steps.step("loading the embedding model (sentence-transformers)"):
+                    encoder.load()
+            if len(texts) < MANY_TEXTS:
+                return encoder.encode(list(texts), progress=False)
+            with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:
+                return encoder.encode(list(texts), progress=advance)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
@@ -262,18 +291,26 @@ class Router:
         from router import __version__
 
         folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
+        if steps.active() and (folder is None or folder.built_for() is None):
+            steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
+                       "model exported to ONNX, once per machine); later runs reuse it")
         parameters = {"profile": self._profile.name, "body": self._config.body,
                       "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
-        self._signals, report = build_signals(
-            self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
-            embed_bodies=self._config.embeds_bodies,
-            model_id=self.encoder.model_id,
-            dim=self.encoder.dim,
-            encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
-            parameters=parameters, persist=persist)
+        with steps.step(f"building the index of {len(self.skills):,} skills"):
+            self._signals, report = build_signals(
+                self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
+                embed_bodies=self._config.embeds_bodies,
+                model_id=self.encoder.model_id,
+                dim=self.encoder.dim,
+                encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
+                parameters=parameters, persist=persist)
         self._report(report)
         if report.embedded and self._own_encoder:
-            self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
+            from indexes import Encoder
+
+            if isinstance(self._encoder, Encoder) and encoders.onnx_enabled():
+                with steps.step("exporting the embedding model to ONNX (once per machine)"):
+                    self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
         return self
 
     def _report(self, report: BuildReport) -> None:

@@ -413,20 +413,32 @@ def library_key(roots: Sequence[str], catalog: str | None, profile: str) -> str:
     return json.dumps({"sources": sources, "profile": profile}, sort_keys=True)
 
 
+def default_learned_folder(roots: Sequence[str], catalog: str | None) -> str:
+    """Where ``skill-router learn`` keeps a library's learned examples by default: one folder per library, whatever
+    the profile (examples belong to skills, so a request learned under genkit also routes under claude-code):
+    ``<first root's name>-learned-<hash of the sources>`` beside the index folders."""
+    digest = hashlib.sha256(library_key(roots, catalog, "").encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return _beside_library(roots, catalog, f"learned-{digest}")
+
+
 def default_index_folder(roots: Sequence[str], catalog: str | None, profile: str = "") -> str:
     """One folder per library: ``<catalog>.index/<profile>`` for a catalogue; for skill folders
     ``<parent of the first root>/.skill-router-index/<first root's name>-<profile>-<hash of the library>``, so two
     libraries that share a parent folder never share (or overwrite) an index. In the user cache folder when that
     place is not writable (a read-only library)."""
     digest = hashlib.sha256(library_key(roots, catalog, profile).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return _beside_library(roots, catalog, f"{profile or 'default'}-{digest}")
+
+
+def _beside_library(roots: Sequence[str], catalog: str | None, label: str) -> str:
     if catalog:
-        base = os.path.join(os.path.abspath(catalog) + ".index", f"{profile or 'default'}-{digest}")
+        base = os.path.join(os.path.abspath(catalog) + ".index", label)
         parent = os.path.dirname(os.path.abspath(catalog))
     else:
         first = os.path.abspath(roots[0] if roots else "skills")
         parent = os.path.dirname(first)
         name = os.path.basename(first) or "skills"
-        base = os.path.join(parent, ".skill-router-index", f"{name}-{profile or 'default'}-{digest}")
+        base = os.path.join(parent, ".skill-router-index", f"{name}-{label}")
     if os.access(parent, os.W_OK):
         return base
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 import numpy as np
 
+from router import progress as steps
 from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
@@ -150,7 +151,8 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     notes: list[str] = []
     scoring = _without_own_examples(router, requests, notes)
 
-    dev = _Scored.build(scoring, requests)
+    with steps.step(f"scoring {len(requests):,} dev requests"):
+        dev = _Scored.build(scoring, requests)
     if examples_from_requests:
         base = dev.signals.get("examples", dev.signals["dense"])
         examples = base.copy()
@@ -164,9 +166,9 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
 
     grid: list[dict[str, Any]] = []
     per_request: list[np.ndarray] = []  # each setting's objective per gold request, for the nested folds
-    for fusion, bm25, example, body in itertools.product(TUNED_FUSIONS, BM25_WEIGHTS,
-                                                         EXAMPLE_WEIGHTS if has_examples else (None,),
-                                                         BODY_SCALES if has_body else (None,)):
+    settings = list(itertools.product(TUNED_FUSIONS, BM25_WEIGHTS, EXAMPLE_WEIGHTS if has_examples else (None,),
+                                      BODY_SCALES if has_body else (None,)))
+    for fusion, bm25, example, body in steps.track(settings, f"trying {len(settings)} fusion settings"):
         weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0, **_body_weights(router, body)}
         values = dev.per_request(fusion, weights, router.config.rrf_k)
         per_request.append(values[objective])

@@ -650,3 +650,41 @@ def test_tune_writes_a_config_that_route_reads(tmp_path: Path, capsys) -> None:
     code = main(["route", "will it rain tomorrow in Lyon", "--skills", str(bundled), "--config", str(out), "--json",
                  "--index-dir", str(tmp_path / "idx")])
     assert code == 0 and json.loads(capsys.readouterr().out)[0]["id"] == "weather-forecast"
+
+
+# -- learned examples belong to the library, not to one profile ------------------------------------------------------
+
+def test_examples_learned_under_one_profile_route_under_another_and_eval_warns(library: Path, tmp_path: Path,
+                                                                             capsys) -> None:
+    request = "zorblax the quarterly frobnication widget"
+    labels = write_jsonl(tmp_path / "labelled.jsonl", [{"id": "l1", "query": request, "gold": ["recipe-scaling"]}])
+    status, out, _ = run(capsys, "learn", "--queries", str(labels), "--skills", str(library), "--profile", "genkit")
+    learned = library.parent / ".skill-router-index"
+    folders = sorted(p.name for p in learned.iterdir() if (p / "learned-examples.jsonl").exists())
+    assert status == 0 and len(folders) == 1 and folders[0].startswith("skills-learned-")
+    assert out == f"learned 1 new example requests for 1 skills -> {learned / folders[0]}\n"
+    ranked = json.loads(run(capsys, "route", request, "--skills", str(library), "--profile", "claude-code",
+                            "--json")[1])
+    assert ranked[0]["id"] == "recipe-scaling" and ranked[0]["scores"]["examples"] == pytest.approx(1.0, abs=1e-5)
+    status, _, err = run(capsys, "eval", "--queries", str(labels), "--skills", str(library), "--profile",
+                         "agentskills", "--retrievers", "default", "--json", str(tmp_path / "e.json"))
+    assert status == 0
+    assert (f"warning: 1 of 1 requests are also learned examples of their skills (skill-router learn, in "
+            f"{learned / folders[0]}): the scores overstate how new requests route; evaluate on requests that were "
+            "not learned\n") in err
+    assert json.loads((tmp_path / "e.json").read_text())["learned_overlap"] == 1
+
+
+def test_examples_learned_in_a_profile_index_folder_are_still_read(library: Path, tmp_path: Path, capsys) -> None:
+    from router.learned import append_learned
+    from router.store import default_index_folder
+
+    request = "zorblax the quarterly frobnication widget"
+    old = default_index_folder([str(library)], None, "genkit")  # where learn kept them before
+    append_learned(old, {"recipe-scaling": [request]})
+    ranked = json.loads(run(capsys, "route", request, "--skills", str(library), "--profile", "genkit", "--json")[1])
+    assert ranked[0]["id"] == "recipe-scaling"
+    status, _, err = run(capsys, "eval", "--queries", str(write_jsonl(tmp_path / "other.jsonl", [
+        {"id": "o1", "query": "something never learned", "gold": ["recipe-scaling"]}])), "--skills", str(library),
+        "--profile", "genkit", "--retrievers", "default")
+    assert status == 0 and "learned examples" not in err

@@ -105,3 +105,27 @@ def test_terminal_table_lists_every_retriever(result):
     assert "Routing evaluation" in text
     assert "baseline" in text and "default" in text
     assert "[1.000, 1.000]" in text  # the headline hit@1 interval
+
+
+def test_html_leads_with_the_router_as_configured_and_collapses_the_baselines(result):
+    page = to_html(result)
+    summary = page.index('<section class="summary"><h2>The router as configured: <code>default</code></h2>')
+    assert summary < page.index("<h2>Every retriever</h2>") < page.index("<h2>Recall at k</h2>")
+    assert page.index("<h2>default: confusions and per-skill recall</h2>") < page.index("<details><summary>baseline "
+                                                                                       "<b>baseline</b>")
+    assert page.count("<details>") == 1  # one baseline, collapsed; the router's own details are open
+    data = result.to_json()
+    default = next(r for r in data["retrievers"] if r["name"] == "default")
+    low, high = default["ci"]["hit@1"]
+    assert f"right skill first: <b>{default['metrics']['hit@1']:.3f}</b> [{low:.3f}, {high:.3f}]" in page
+    assert "<th>vs baseline</th>" in page  # each baseline compared with the router
+
+
+def test_confusion_heatmap_leaves_out_rows_and_columns_with_no_count():
+    from router.evaluation.report import _confusion_heatmap
+
+    many = [{"gold": f"g{i:02d}", "predicted": f"p{i:02d}", "count": 5} for i in range(12)]
+    # g99's only confusion is with a column outside the 12 shown: its row would be all zeros
+    svg = _confusion_heatmap("default", many + [{"gold": "g99", "predicted": "p99", "count": 1}])
+    assert ">g00<title>" in svg and ">g99<title>" not in svg and ">p99<title>" not in svg
+    assert svg.count("<rect") == 144

@@ -133,6 +133,25 @@ def test_nested_and_same_name_warnings_and_the_report(tmp_path):
     assert report.summary() == "5 SKILL.md checked: 3 errors, 2 warnings"
     assert report.to_json()["errors"] == 3
     assert str(report.findings[0]) == f"{copy}: error: Directory name 'b' must match skill name 'a'"
+    assert report.rule_summary() == (
+        "by rule:\n"
+        "  2 errors    Directory name <value> must match skill name <value>\n"
+        "  1 error     Skill name <value> must be lowercase\n"
+        "  1 warning   nested skill\n"
+        "  1 warning   skill name <value> is also used by <path>")
+    assert report.to_json()["by_rule"][0] == {"level": "error", "count": 2,
+                                              "rule": "Directory name <value> must match skill name <value>"}
+
+
+def test_summary_counts_in_the_singular_when_there_is_one() -> None:
+    from router.lint import LintReport
+
+    one = LintReport(findings=(Finding("a/SKILL.md", "warning", "SKILL.md has 612 lines: keep it under 500"),
+                               Finding("b/SKILL.md", "error", "Skill name 'B' must be lowercase")), files=1)
+    assert one.summary() == "1 SKILL.md checked: 1 error, 1 warning"
+    assert one.rule_summary() == ("by rule:\n  1 error     Skill name <value> must be lowercase\n"
+                                  "  1 warning   SKILL.md has N lines")
+    assert LintReport(findings=(), files=2).rule_summary() == ""
 
 
 def test_a_clean_library_has_no_errors(tmp_path):

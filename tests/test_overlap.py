@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from html.parser import HTMLParser
@@ -80,12 +81,40 @@ def test_surface_forms_show_the_commonest_word_behind_each_token():
     assert forms == {table: "tables", "zz": "zz"}  # "tables" twice beats "table" once; unknown tokens stay
 
 
-def test_distinguishing_words_keep_words_heavier_in_own_profile_and_not_yet_described():
-    own = {"alpha": 0.6, "shared": 0.5, "said": 0.9, "ab": 0.9, "数据": 0.1}
+def test_distinguishing_words_keep_only_words_the_other_skill_never_uses_and_not_yet_described():
+    own = {"alpha": 0.6, "shared": 0.5, "said": 0.9, "ab": 0.9, "数据": 0.1, "gamma": 0.3, "already": 0.8}
     other = {"shared": 0.55, "alpha": 0.2}
-    words = terms.distinguishing_words(own, other, described={"said"})
-    # alpha: 0.6 - 0.2 = 0.4; 数据: 0.1; shared: negative margin; said: already described; ab: too short
-    assert words == ("alpha", "数据")
+    words = terms.distinguishing_words(own, other, described={"said"}, other_words={"gamma"})
+    # alpha and shared: the other skill uses them too; gamma: in the other's text (its code, say); said: already
+    # described; ab: too short; already: a general word
+    assert words == ("数据",)
+
+
+def test_prose_drops_code_urls_hosts_mentions_quotes_and_contractions():
+    body = ("Resolve the place (I'll ask) via `curl https://geo.example.com/x?name=Portland`, see api.weather.gov "
+            "or docs/a/b.md; ping @Tom. Say \"Right now in Portland: 12 C\". Ad-hoc runs.\n"
+            "```json\n{\"station\": \"KPDX\"}\n```\nUser: what about Lyon?\nRead config.yaml then CI/CD and Next.js.")
+    assert terms.prose(body) == ("Resolve the place (I ask) , see or ping . Say . runs. Read then CI/CD and "
+                                 "Next.js.")
+
+
+def test_capitalised_only_finds_names_written_capitalised_mid_sentence():
+    body = "Ask when ambiguous (Portland, Oregon vs Maine). Kotlin apps and kotlin scripts. Weather now."
+    assert terms.capitalised_only("current-weather", body) == frozenset(
+        terms.tokenize("Portland") + terms.tokenize("Oregon") + terms.tokenize("Maine"))
+
+
+def test_distinguishing_words_drop_placeholders_numbers_names_rare_words_and_fragments():
+    own = {"yourdomain": 0.9, "kpdx2": 0.9, "portland": 0.8, "kotlin": 0.7, "purely": 0.7, "hoc": 0.6,
+           "shfmt": 0.5, "bats": 0.4, "oncer": 0.3, "der": 0.9}
+    counts = {"yourdomain": 4, "kpdx2": 3, "portland": 3, "kotlin": 3, "purely": 2, "hoc": 2, "shfmt": 4,
+              "bats": 2, "oncer": 1, "der": 5}
+    words = terms.distinguishing_words(
+        own, {}, described=(), counts=counts, names={"portland", "kotlin"}, min_count=2,
+        df={"portland": 1, "kotlin": 7}, standalone=lambda t: t != "hoc")
+    # yourdomain: placeholder; kpdx2: has a digit; portland: a capitalised name no other skill uses (kotlin is
+    # used by 7); purely: general; hoc: only part of "ad-hoc"; oncer: once in a long body; der: German stop word
+    assert words == ("kotlin", "shfmt", "bats")
 
 
 # --- analyse_overlap with the real model ---------------------------------------------------------------------------
@@ -141,11 +170,11 @@ def test_shared_terms_and_missing_words_follow_the_formulas(encoder):
     # Every candidate word is in one skill only, so it ranks by 1 + ln(count), a name word counting 3 times:
     # pdf 3+2, reader 3, parse 2, then forms and pages once (alphabetical). "invoices" is already described.
     assert pair.a_lacks == ("pdf", "reader", "parse", "forms", "pages")
-    # sheet 3, writer 3, write 2, xlsx 2, formulas 1 (workbooks 1 is sixth); "extract" is in both descriptions.
-    assert pair.b_lacks == ("sheet", "writer", "write", "xlsx", "formulas")
+    # sheet 3, writer 3, xlsx 2, formulas 1, workbooks 1; "write" is a general word, "extract" in both descriptions.
+    assert pair.b_lacks == ("sheet", "writer", "xlsx", "formulas", "workbooks")
     assert pair.suggestion.endswith(
         ": pdf-reader could mention pdf, reader, parse, forms, pages (from its name/body) that sheet-writer lacks; "
-        "sheet-writer could mention sheet, writer, write, xlsx, formulas (from its name/body) that pdf-reader lacks"
+        "sheet-writer could mention sheet, writer, xlsx, formulas, workbooks (from its name/body) that pdf-reader lacks"
     )
     assert pair.lexical == pytest.approx(
         _tfidf_cosine(["extract", "tables", "invoices"], ["extract", "tables", "spreadsheets"], n=4,
@@ -327,4 +356,15 @@ def test_html_parses_and_holds_the_heatmap_and_no_remote_reference():
     assert "http://" not in page and "https://" not in page
     # Heatmap: the five skills of the flagged pairs, in order of appearance, 5 x 5 cells.
     assert sum(tag == "rect" for tag, _ in parser.tags) == 25
-    assert page.index(">e</text>") < page.index(">f</text>") < page.index(">a</text>") < page.index(">c</text>")
+    assert page.index(">e<title>") < page.index(">f<title>") < page.index(">a<title>") < page.index(">c<title>")
+
+
+def test_html_opens_with_what_to_change_first():
+    library, fake = _chain_library()
+    report = analyse_overlap(library, encoder=fake, threshold=0.55)
+    page = report.to_html()
+    first = report.pairs[0]
+    start = page.index('<section class="summary"><h2>What to change first</h2>')
+    assert start < page.index("<h2>Pairs</h2>")
+    assert (f"<li><b>{first.a}</b> ~ <b>{first.b}</b> (score {first.score:.3f}): "
+            f"{html.escape(first.suggestion)}</li>") in page[start:]

@@ -1,3 +1,4 @@
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -107,3 +108,23 @@ def test_svg_heatmap_cells_and_shading():
 def test_svg_heatmap_rejects_a_misshapen_matrix():
     with pytest.raises(ValueError, match=r"heatmap values must be 2 rows of 2 cells, got rows of \[2, 1\]"):
         svg_heatmap(["a", "b"], ["c", "d"], [[1, 2], [3]], title="t")
+
+
+def test_svg_line_chart_scales_its_axis_to_the_data():
+    from router.reports import _data_range
+
+    assert _data_range(0.88, 0.99, fraction=True) == (0.85, 1.0)  # padded by 0.011, out to steps of 0.05
+    assert _data_range(0.5, 0.5, fraction=True) == (0.45, 0.55)  # a flat line: 0.05 either side
+    assert _data_range(10.0, 30.0, fraction=False) == (5.0, 35.0)
+    svg = svg_line_chart({"default": [(1, 0.88), (5, 0.99)], "bm25": [(1, 0.78), (5, 0.92)]}, title="t",
+                         x_label="x", y_label="y")
+    ticks = re.findall(r'text-anchor="end">([^<]*)<', svg)
+    assert ticks == ["0.7", "0.8", "0.9", "1"]  # 0.78 to 0.99, padded and out to steps of 0.1: not 0 to 1
+
+
+def test_svg_line_chart_and_heatmap_show_long_names_whole():
+    name = "performance-testing-review-multi-agent-review"
+    chart = svg_line_chart({name: [(1, 0.5), (3, 0.7)]}, title="t", x_label="x", y_label="y")
+    assert f">{name}</text>" in chart
+    heatmap = svg_heatmap([name], ["x"], [[1.0]], title="t")
+    assert f">{name}<title>{name}</title></text>" in heatmap

@@ -168,3 +168,26 @@ def test_stdio_server_answers_the_official_client(tmp_path: Path) -> None:
     tools, found = asyncio.run(work())
     assert {t.name for t in tools.tools} == {"search_skills", "load_skill", "read_skill_file"}
     assert found.structured_content["skills"][0]["name"] == "unit-conversion"
+
+
+def test_tool_errors_tell_the_model_which_call_to_make_without_urls_or_cli_advice(server) -> None:
+    url, _, _, _ = server
+
+    async def work(session, _):
+        return [await session.call_tool(name, args) for name, args in (
+            ("search_skills", {"query": "x", "k": 0}), ("search_skills", {"k": 3}), ("search_skills", {"query": " "}),
+            ("load_skill", {"name": "wether-forecast"}), ("load_skill", {"name": "zzzz-nothing-like-it"}))]
+
+    texts = [result.content[0].text for result in call(url, work)]
+    assert texts == [
+        "search_skills was called with bad arguments (k: input should be greater than or equal to 1). Call "
+        'search_skills with {"query": "<the user\'s request>", "k": <1 to 50, default 5>}.',
+        "search_skills was called with bad arguments (query: field required). Call "
+        'search_skills with {"query": "<the user\'s request>", "k": <1 to 50, default 5>}.',
+        "query is empty: call search_skills with the user's request as the query.",
+        "no skill named 'wether-forecast'. Did you mean 'weather-forecast' or 'time-series-forecasting'? Otherwise, "
+        "call search_skills with the user's request, then load_skill with one of the names it returns.",
+        "no skill named 'zzzz-nothing-like-it'. Call search_skills with the user's request, then load_skill with "
+        "one of the names it returns.",
+    ]
+    assert not any("http" in t or "skill-router" in t or "Error executing" in t for t in texts)

@@ -69,8 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # named by the command's own parser, so the message says which command refused them
         args.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s: %(message)s")
+    from router.progress import on_terminal
+
     try:
-        return int(args.run(args) or 0)
+        with on_terminal():  # long steps show progress on stderr when it is a terminal; stdout is never touched
+            return int(args.run(args) or 0)
     except SkillRouterError as exc:
         print(f"skill-router {args.command}: error: {error_line(str(exc))}", file=sys.stderr)
         return 2

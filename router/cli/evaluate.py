@@ -6,7 +6,7 @@ import dataclasses
 import statistics
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from router.cli.common import (add_library_options, add_router_options, config_from, k_help, positive_int,
                                print_json, report_notes, skilled_router)
@@ -144,8 +144,10 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
         "dense": lambda q: signals.dense.scores(router.encode([q])[0]),
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
     }
+    from router import progress
+
     out = {}
-    for name in names:
+    for name in progress.track(names, f"measuring latency on {len(sample)} requests"):
         times = []
         for query in sample:
             start = time.perf_counter()
@@ -172,6 +174,11 @@ def cmd_eval(args: Any) -> int:
     _check_eval_options(args, names)
     router = skilled_router(args, route_above=0)
     requests = _requests(router, args.queries)
+    overlap = learned_overlap(requests, router.learned)
+    if overlap:
+        print(f"warning: {overlap} of {len(requests)} requests are also learned examples of their skills (skill-router "
+              f"learn, in {router.learned_folder}): the scores overstate how new requests route; evaluate on requests "
+              "that were not learned", file=sys.stderr)
     if args.examples:
         router, added = _with_examples(router, args.examples)
         print(f"using {added} example requests from {args.examples}", file=sys.stderr)
@@ -197,7 +204,7 @@ def cmd_eval(args: Any) -> int:
     print_table(result, console=_stderr_console() if "-" in (args.json, args.markdown, args.html) else None)
     print(f"{len(requests)} requests, {len(router.skills)} skills, {time.perf_counter() - start:.1f} s; latency is "
           f"warm single-request time on {min(LATENCY_SAMPLE, len(requests))} requests", file=sys.stderr)
-    _write(args.json, lambda: _json_text(result.to_json()))
+    _write(args.json, lambda: _json_text(result.to_json() | {"learned_overlap": overlap}))
     _write(args.markdown, lambda: to_markdown(result))
     _write(args.html, lambda: to_html(result))
     try:
@@ -207,6 +214,15 @@ def cmd_eval(args: Any) -> int:
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def learned_overlap(requests: Sequence[Any], learned: Mapping[str, Sequence[str]]) -> int:
+    """How many of ``requests`` are, up to case and spacing, learned examples of the router (any skill's)."""
+    def key(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    known = {key(q) for queries in learned.values() for q in queries}
+    return sum(1 for r in requests if key(r.query) in known)
 
 
 def _check_eval_options(args: Any, names: Sequence[str]) -> None:

@@ -108,14 +108,18 @@ def cmd_list(args: Any) -> int:
     from rich.table import Table
 
     # Skill text is data, not rich markup: '[/x]' in a description must print as written, not raise.
+    console = Console()
+    names = [escape(terminal_text(row["name"])) for row in rows]
+    longest = max((len(terminal_text(row["name"])) for row in rows), default=4)
+    # The name column keeps its longest name whole while the description can wrap into at least 20 columns.
+    whole = longest + 20 + 7 <= console.width
     table = Table(title=f"{len(rows)} skills", show_lines=False)
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("description")
-    for row in rows:
+    table.add_column("name", style="bold", no_wrap=whole, min_width=longest if whole else None, overflow="fold")
+    table.add_column("description", overflow="fold")
+    for name, row in zip(names, rows):
         # Control characters would act on the terminal (clear it, move the cursor): show them escaped.
-        table.add_row(escape(terminal_text(row["name"])), escape(terminal_text(row["description"],
-                                                                               keep_newlines=True)))
-    Console().print(table)
+        table.add_row(name, escape(terminal_text(row["description"], keep_newlines=True)))
+    console.print(table)
     return 0
 
 
@@ -181,6 +185,8 @@ def cmd_lint(args: Any) -> int:
     else:
         for finding in report.findings:
             print(terminal_text(str(finding)))
+        if report.findings:
+            print(terminal_text(report.rule_summary(), keep_newlines=True))
         print(report.summary())
     return 1 if report.errors else 0
 
@@ -220,20 +226,26 @@ def cmd_route(args: Any) -> int:
         return 0
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
+
+    from router.tables import Column, fitted_table
 
     signals = list(matches[0].scores) if matches else []
-    table = Table(title=escape(terminal_text(f"top {len(matches)} for: {query.strip()[:80]}")))
-    table.add_column("rank", justify="right")
-    table.add_column("skill", style="bold")
-    table.add_column("fused", justify="right")
-    for name in signals:
-        table.add_column(f"{name} (rank)", justify="right")
-    for m in matches:
-        flag = " (named)" if m.reason == "named" else ""
-        table.add_row(str(m.rank), escape(terminal_text(m.name + flag)), f"{m.score:.3f}",
-                      *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals])
-    Console().print(table)
+    # Signal columns go first when the terminal is narrow (the last signals first); the skill name never is cut.
+    columns = [Column("rank"), Column("skill", justify="left", name=True, style="bold"), Column("fused", drop=1),
+               *[Column(name, drop=2 + i) for i, name in enumerate(signals)]]
+    rows = [[str(m.rank), escape(terminal_text(m.name + (" (named)" if m.reason == "named" else ""))),
+             f"{m.score:.3f}", *[f"{m.scores[n]:.3f} ({m.ranks[n]})" for n in signals]] for m in matches]
+    console = Console()
+
+    def fit(caption: str | None) -> Any:
+        return fitted_table(columns, rows, console.width, caption=caption,
+                            title=escape(terminal_text(f"top {len(matches)} for: {query.strip()[:80]}")),
+                            left_out_note="left out to fit the width: {} (see --json)")
+
+    fitted = fit(None)
+    if set(signals) - set(fitted.left_out):  # the caption explains the signal columns that are shown
+        fitted = fit("signal columns: score (rank)")
+    console.print(fitted.table)
     return 0
 
 
@@ -287,10 +299,10 @@ def cmd_learn(args: Any) -> int:
               "skills not in the library", file=sys.stderr)
     else:
         by_id = _labelled_examples(router, args.queries)
-    added = append_learned(router.index_folder, by_id)
+    added = append_learned(router.learned_folder, by_id)
     router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
     report_notes(router.notes)
-    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.index_folder}")
+    print(f"learned {added} new example requests for {len(by_id)} skills -> {router.learned_folder}")
     return 0
 
 

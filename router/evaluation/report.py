@@ -72,32 +72,39 @@ def _caption(data: Mapping[str, Any]) -> str:
     return text
 
 
-def render_table(result: EvalResult | Mapping[str, Any]):
+#: Which summary columns give way first on a narrow terminal (higher first; 0 never): hit@1, R@5 and MRR stay.
+_DROP_ORDER = {"all@5": 9, "nDCG@5": 8, "R@10": 7, "R@3": 6, "p50 ms": 5, "abstain P/R": 4, "tokens (saving)": 3}
+
+
+def render_table(result: EvalResult | Mapping[str, Any], width: int = 150):
     """A ``rich.table.Table`` with one row per retriever (headline metrics, abstention, tokens, latency).
 
-    The headline hit@1 carries its 95 % interval on a second line; the table needs about 120 columns.
+    The headline hit@1 carries its 95 % interval on a second line; the whole table needs about 120 columns, and
+    narrower it leaves out the least telling columns (see :data:`_DROP_ORDER`) rather than cut cells.
     """
     from rich import box
-    from rich.table import Table
+    from rich.markup import escape
+
+    from router.tables import Column, fitted_table
 
     data = _data(result)
     headers, rows = _summary_rows(data, ci=())
-    table = Table(title="Routing evaluation", caption=_caption(data), box=box.SIMPLE_HEAD)
-    for i, header in enumerate(headers):
-        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
     for r, row in zip(data["retrievers"], rows):
         if "hit@1" in r["ci"] and headers[1] == "hit@1":
             low, high = r["ci"]["hit@1"]
             row[1] += f"\n[{low:.3f}, {high:.3f}]"
-        table.add_row(*row)
-    return table
+    columns = [Column(h, justify="left" if i == 0 else "right", name=i == 0, drop=_DROP_ORDER.get(h, 0))
+               for i, h in enumerate(headers)]
+    return fitted_table(columns, [[escape(cell) for cell in row] for row in rows], width,
+                        title="Routing evaluation", caption=_caption(data), box=box.SIMPLE_HEAD,
+                        left_out_note="left out to fit the width: {} (see --markdown or --json)").table
 
 
 def print_table(result: EvalResult | Mapping[str, Any], console=None) -> None:
-    """Print :func:`render_table` to ``console`` (a ``rich.console.Console``).
+    """Print :func:`render_table` to ``console`` (a ``rich.console.Console``), fitted to its width.
 
     The default console writes to stdout, at the terminal's width, or 150 columns when stdout is not a terminal
-    (rich would otherwise assume 80 and cut cells).
+    (rich would otherwise assume 80 and leave columns out).
     """
     if console is None:
         from rich.console import Console
@@ -105,7 +112,7 @@ def print_table(result: EvalResult | Mapping[str, Any], console=None) -> None:
         console = Console()
         if not console.is_terminal:
             console = Console(width=150)
-    console.print(render_table(result))
+    console.print(render_table(result, console.width))
 
 
 def _comparison_rows(data: Mapping[str, Any]) -> tuple[list[str], list[list[object]]]:
@@ -143,39 +150,150 @@ def _recall_curves(data: Mapping[str, Any]) -> str:
 
 
 def _confusion_heatmap(name: str, confusions: list[Mapping[str, Any]]) -> str:
+    """Gold skills (rows) against the skills wrongly ranked first (columns), the most confused first; a row or
+    column with no count among those shown is left out rather than drawn empty."""
     gold_totals: dict[str, int] = {}
     predicted_totals: dict[str, int] = {}
     for c in confusions:
         gold_totals[c["gold"]] = gold_totals.get(c["gold"], 0) + c["count"]
         predicted_totals[c["predicted"]] = predicted_totals.get(c["predicted"], 0) + c["count"]
-    rows = sorted(gold_totals, key=lambda g: (-gold_totals[g], g))[:_HEATMAP_SKILLS]
     cols = sorted(predicted_totals, key=lambda p: (-predicted_totals[p], p))[:_HEATMAP_SKILLS]
     counts = {(c["gold"], c["predicted"]): c["count"] for c in confusions}
+    rows = [g for g in sorted(gold_totals, key=lambda g: (-gold_totals[g], g))
+            if any(counts.get((g, p), 0) for p in cols)][:_HEATMAP_SKILLS]
+    cols = [p for p in cols if any(counts.get((g, p), 0) for g in rows)]
     values = [[float(counts.get((g, p), 0)) for p in cols] for g in rows]
     return svg_heatmap(rows, cols, values, title=f"{name}: gold skill (rows) vs wrong top-1 (columns)")
 
 
+_LEAD_METRICS = (("hit@1", "right skill first"), ("recall@5", "gold skills in the top 5"), ("mrr", "MRR"))
+
+
+def _lead_name(data: Mapping[str, Any]) -> str | None:
+    names = [r["name"] for r in data["retrievers"]]
+    return "default" if "default" in names else (names[0] if names else None)
+
+
+def _versus(data: Mapping[str, Any], lead: str) -> dict[str, dict[str, tuple[float, float, float, float]]]:
+    """For each other retriever, each compared metric: (lead - other, low, high, p), whichever way it was run."""
+    out: dict[str, dict[str, tuple[float, float, float, float]]] = {}
+    for c in data["comparisons"]:
+        if c["b"] == lead:
+            out.setdefault(c["a"], {})[c["metric"]] = (c["mean_diff"], c["low"], c["high"], c["p_value"])
+        elif c["a"] == lead:
+            out.setdefault(c["b"], {})[c["metric"]] = (-c["mean_diff"], -c["high"], -c["low"], c["p_value"])
+    return out
+
+
+def _verdict(low: float, high: float) -> tuple[str, str]:
+    if low > 0:
+        return "better", "better"
+    if high < 0:
+        return "worse", "worse"
+    return "same", "no clear difference"
+
+
+def _summary_html(data: Mapping[str, Any]) -> str:
+    """The answer first: how the router as configured does, with intervals, and against each baseline."""
+    lead = _lead_name(data)
+    if lead is None:
+        return '<p class="note">no retriever was evaluated</p>'
+    r = next(x for x in data["retrievers"] if x["name"] == lead)
+    gold = data["requests"] - data["no_gold_requests"]
+    parts = []
+    for key, words in _LEAD_METRICS:
+        value = r["metrics"].get(key)
+        if value is None:
+            continue
+        interval = r["ci"].get(key)
+        ci = f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+        parts.append(f"{_escape(words)}: <b>{value:.3f}</b>{ci}")
+    lines = [f'<section class="summary"><h2>The router as configured: <code>{_escape(lead)}</code></h2>',
+             f'<p class="lead">On {gold} labelled requests ({data["requests"]} in all, {data["no_gold_requests"]} '
+             f'that no skill should take): {"; ".join(parts)} <span class="note">(95% bootstrap CI)</span>.</p>']
+    facts = []
+    if r["tokens"]:
+        t = r["tokens"]
+        facts.append(f"A routed catalogue of {t['route_k']} skills costs {t['routed_mean']:,.0f} tokens instead of "
+                     f"{t['full']:,} ({t['saving']:.0%} saved).")
+    if r["abstention"]:
+        a = r["abstention"]
+        facts.append(f"Abstaining below {a['threshold']:.3g}: precision {a['precision']:.2f}, recall "
+                     f"{a['recall']:.2f} on the requests no skill should take.")
+    facts.append(f"Warm latency p50 {r['latency_ms']['p50']:.2f} ms, p95 {r['latency_ms']['p95']:.2f} ms.")
+    lines.append(f'<p>{_escape(" ".join(facts))}</p>')
+    versus = _versus(data, lead)
+    if versus:
+        metrics = [key for key, _ in _LEAD_METRICS if any(key in v for v in versus.values())]
+        head = "".join(f"<th>{_escape(_HEADERS.get(m, m))}: {_escape(lead)} minus baseline [95% CI], p</th>"
+                       for m in metrics)
+        rows = []
+        for other, diffs in versus.items():
+            cells = []
+            for m in metrics:
+                if m not in diffs:
+                    cells.append("<td></td>")
+                    continue
+                diff, low, high, p = diffs[m]
+                css, word = _verdict(low, high)
+                shown_p = f"p {p:.3f}" if p >= 0.001 else "p < 0.001"
+                cells.append(f'<td class="{css}">{diff:+.3f} [{low:+.3f}, {high:+.3f}], {shown_p}: {word}</td>')
+            rows.append(f"<tr><th>vs {_escape(other)}</th>{''.join(cells)}</tr>")
+        lines.append(f"<table class=\"versus\"><thead><tr><th></th>{head}</tr></thead><tbody>"
+                     + "".join(rows) + "</tbody></table>")
+    worst = [s for s in r["per_skill"] if s["recall"] < 1][:5]
+    if worst:
+        items = ", ".join(f"{_escape(s['id'])} ({s['recall']:.2f} of {s['support']})" for s in worst)
+        lines.append(f"<p>Skills it misses most (recall@{data['route_k']}): {items}.</p>")
+    if r["confusions"]:
+        items = ", ".join(f"{_escape(c['gold'])} &rarr; {_escape(c['predicted'])} ({c['count']})"
+                          for c in r["confusions"][:5])
+        lines.append(f"<p>Most frequent wrong first choices (gold &rarr; chosen): {items}.</p>")
+    lines.append("</section>")
+    return "\n".join(lines)
+
+
+_HEADERS = {"hit@1": "hit@1", "recall@5": "recall@5", "mrr": "MRR"}
+
+
+def _retriever_html(data: Mapping[str, Any], r: Mapping[str, Any]) -> str:
+    body = []
+    if r["confusions"]:
+        body.append(_confusion_heatmap(r["name"], r["confusions"]))
+    per_skill = r["per_skill"]
+    if per_skill:
+        missed = [s for s in per_skill if s["recall"] < 1]
+        perfect = len(per_skill) - len(missed)
+        shown = missed[:_PER_SKILL_ROWS]
+        body.append(f'<h3>Per-skill recall@{data["route_k"]}</h3><p class="note">the {len(shown)} skills below '
+                    f"1.0, worst first; the other {perfect} of {len(per_skill)} skills have recall 1.0</p>")
+        if shown:
+            body.append(html_table(["skill", "requests", "recall"],
+                                   [[s["id"], s["support"], s["recall"]] for s in shown]))
+    return "\n".join(body)
+
+
 def to_html(result: EvalResult | Mapping[str, Any]) -> str:
-    """A self-contained HTML report (inline CSS and SVG, no external reference): summary, comparisons, recall@k
-    curves, a confusion heatmap and a per-skill recall table for each retriever."""
+    """A self-contained HTML report (inline CSS and SVG, no external reference) that leads with the answer: how
+    the router as configured (``default``) does, with intervals and against each baseline; then the summary of
+    every retriever, the paired comparisons, recall@k curves, and the router's confusions and per-skill recall;
+    each baseline's details are collapsed at the end."""
     data = _data(result)
-    body = [f'<p class="note">{_caption_html(data)}</p>', html_table(*_summary_rows(data))]
+    lead = _lead_name(data)
+    body = [_summary_html(data), "<h2>Every retriever</h2>", f'<p class="note">{_caption_html(data)}</p>',
+            html_table(*_summary_rows(data))]
     if data["comparisons"]:
         body += ["<h2>Paired comparisons</h2>", html_table(*_comparison_rows(data))]
     body += ["<h2>Recall at k</h2>", _recall_curves(data)]
     for r in data["retrievers"]:
-        body.append(f"<h2>{_escape(r['name'])}</h2>")
-        if r["confusions"]:
-            body.append(_confusion_heatmap(r["name"], r["confusions"]))
-        per_skill = r["per_skill"]
-        if per_skill:
-            shown = per_skill[:_PER_SKILL_ROWS]
-            body.append(
-                f'<h3>Per-skill recall@{data["route_k"]}</h3><p class="note">worst first; '
-                f"{len(shown)} of {len(per_skill)} skills</p>"
-            )
-            rows = [[s["id"], s["support"], s["recall"]] for s in shown]
-            body.append(html_table(["skill", "requests", "recall"], rows))
+        if r["name"] == lead:
+            body += [f"<h2>{_escape(r['name'])}: confusions and per-skill recall</h2>", _retriever_html(data, r)]
+    for r in data["retrievers"]:
+        if r["name"] != lead:
+            m = r["metrics"]
+            numbers = ", ".join(f"{_HEADERS[k]} {m[k]:.3f}" for k in _HEADERS if m.get(k) is not None)
+            body.append(f"<details><summary>baseline <b>{_escape(r['name'])}</b> ({numbers}): confusions and "
+                        f"per-skill recall</summary>\n{_retriever_html(data, r)}</details>")
     return html_page("Routing evaluation", "\n".join(body))
 
 

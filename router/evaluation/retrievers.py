@@ -45,7 +45,10 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
     unknown = [n for n in names if n not in RETRIEVERS]
     if unknown:
         raise ValueError(f"unknown retriever(s) {', '.join(unknown)}: choose from {', '.join(RETRIEVERS)}")
-    scored = router.score_many([routed_query(r) for r in requests], progress=progress)
+    from router import progress as steps
+
+    with steps.step(f"scoring {len(requests):,} requests against {len(router.skills):,} skills"):
+        scored = router.score_many([routed_query(r) for r in requests], progress=progress)
     row = {r.id: i for i, r in enumerate(requests)}
     ids = [s.id for s in router.skills]
     position = {ident: j for j, ident in enumerate(ids)}

@@ -194,14 +194,9 @@ def _score(ranking: Sequence[str], gold: tuple[str, ...], ks: Sequence[int]) -> 
 def _progress(requests: Sequence[Request], enabled: bool, description: str) -> Iterable[Request]:
     if not enabled:
         return requests
-    from rich.console import Console
+    from router import progress
 
-    console = Console(stderr=True)
-    if not console.is_terminal:  # no bar in logs and pipes
-        return requests
-    from rich.progress import track
-
-    return track(requests, description=description, console=console, transient=True)
+    return progress.track(requests, description)
 
 
 def _validate(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections import defaultdict
-from typing import Protocol, Sequence
+import re
+from collections import Counter, defaultdict
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from router import progress as steps
 from router.errors import ConfigError, ModelError
 from router.overlap import terms
 from router.overlap.report import Confusion, OverlapPair, OverlapReport
@@ -22,6 +24,9 @@ MERGE_COSINE = 0.95
 
 MAX_HEATMAP = 20
 """Skills shown in the HTML heatmap (those of the top flagged pairs)."""
+
+LONG_BODY_TOKENS = 200
+"""From this many content tokens on, a body's word must occur twice to be suggested."""
 
 _ROUND = 4
 # Scores are rounded before ranking so that ties, and therefore the order, do not depend on the last bits of a
@@ -94,7 +99,8 @@ def analyse_overlap(
     texts = [s.description + ("\n" + s.index_description if s.index_description else "") for s in skills]
     desc_tokens = [terms.content_tokens(t) for t in texts]
     idf = terms.lucene_idf(desc_tokens)
-    cosine = _cosines(encoder, texts)
+    with steps.step(f"embedding {n:,} descriptions", total=n) as advance:
+        cosine = _cosines(encoder, texts, advance if steps.active() else None)
     lexical = terms.lexical_similarity(desc_tokens, idf)
     keys = [" ".join(t.split()).casefold() for t in texts]
     exact = _equal_matrix(keys)
@@ -109,17 +115,36 @@ def analyse_overlap(
     flagged = [(int(i_all[k]), int(j_all[k])) for k in order]
 
     chunk_tokens: dict[str, tuple[str, ...]] = {}
-    counts = [terms.name_body_counts(s.name, s.body, chunk_tokens) for s in skills]
-    body_idf = terms.lucene_idf([set(c) | set(d) for c, d in zip(counts, desc_tokens)])
+    counts = [terms.name_body_counts(s.name, s.body, chunk_tokens)
+              for s in steps.track(skills, f"reading the bodies of {n:,} skills")]
+    vocabularies = [set(c) | set(d) for c, d in zip(counts, desc_tokens)]
+    body_idf = terms.lucene_idf(vocabularies)
+    df = Counter(t for words in vocabularies for t in words)
     profiles: dict[int, dict[str, float]] = {}
+    names: dict[int, frozenset[str]] = {}
+    whole_words: dict[int, set[str]] = {}
+
+    def lacks(own: int, other: int, described: set[str]) -> tuple[str, ...]:
+        if own not in names:
+            names[own] = terms.capitalised_only(skills[own].name, skills[own].body)
+        # In a long body a word used once is incidental; in a few lines every word counts.
+        min_count = 2 if sum(counts[own].values()) >= LONG_BODY_TOKENS else 1
+        if other not in whole_words:  # the other skill's every word, its code and examples included
+            whole_words[other] = set(terms.name_body_counts(skills[other].name, skills[other].body, chunk_tokens,
+                                                            whole=True)) | set(desc_tokens[other])
+        words = terms.distinguishing_words(profiles[own], profiles[other], described, other_words=whole_words[other],
+                                           counts=counts[own], names=names[own], min_count=min_count, df=df,
+                                           standalone=terms.standalone_words((re.sub(r"[-_]", " ", skills[own].name),
+                                                                              terms.prose(skills[own].body))))
+        return _shown(words, skills[own])
 
     def make_pair(i: int, j: int) -> OverlapPair:
         for k in (i, j):
             if k not in profiles:
                 profiles[k] = terms.profile(counts[k], body_idf)
         described = set(desc_tokens[i]) | set(desc_tokens[j])
-        a_lacks = _shown(terms.distinguishing_words(profiles[i], profiles[j], described), skills[i])
-        b_lacks = _shown(terms.distinguishing_words(profiles[j], profiles[i], described), skills[j])
+        a_lacks = lacks(i, j, described)
+        b_lacks = lacks(j, i, described)
         shared = terms.shared_terms(desc_tokens[i], desc_tokens[j], idf)
         shared_words = terms.surface_forms((texts[i], texts[j]), shared)
         a_to_b, b_to_a = confused.get((i, j), (0, 0))
@@ -137,7 +162,7 @@ def analyse_overlap(
             stolen=a_to_b + b_to_a,
         )
 
-    pairs = [make_pair(i, j) for i, j in flagged]
+    pairs = [make_pair(i, j) for i, j in steps.track(flagged, f"finding distinguishing words for {len(flagged)} pairs")]
     confusion_list = sorted(
         (Confusion(pair=make_pair(i, j), a_to_b=ab, b_to_a=ba) for (i, j), (ab, ba) in confused.items()),
         key=lambda c: (-c.pair.stolen, -c.pair.score, c.pair.a, c.pair.b),
@@ -231,8 +256,10 @@ def _confusion_counts(
     return result
 
 
-def _cosines(encoder: Encoder, texts: list[str]) -> np.ndarray:
-    vectors = np.asarray(encoder.encode(texts), dtype=np.float64)
+def _cosines(encoder: Encoder, texts: list[str], advance: Callable[[int], None] | None = None) -> np.ndarray:
+    # Only a watched run passes ``progress`` (the package's encoders take it; a caller's own may not).
+    embedded = encoder.encode(texts) if advance is None else encoder.encode(texts, progress=advance)  # type: ignore[call-arg]
+    vectors = np.asarray(embedded, dtype=np.float64)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise ModelError(
             f"encoder {encoder.model_id!r} returned an array of shape {vectors.shape} for {len(texts)} texts: "
@@ -290,6 +317,9 @@ def _suggestion(
     if exact:
         text = "descriptions are identical: merge the two skills, or rewrite one to say what only it does"
         return prefix + text + (f" ({hints})" if hints else "")
+    if not hints and a.body.strip() and " ".join(a.body.split()) == " ".join(b.body.split()):
+        return (prefix + "the two SKILL.md bodies are identical (only the names and descriptions differ): merge "
+                "the two skills, or keep one")
     merge = f"descriptions are near-identical (cosine {cosine:.2f}): merge them, or " if cosine >= MERGE_COSINE else ""
     if hints:
         return f"{prefix}{merge}add distinguishing words: {hints}"

@@ -9,6 +9,8 @@ from typing import Any
 from router import reports
 
 SCHEMA = "skill-router.overlap/1"
+SUMMARY_PAIRS = 5
+"""Pairs the HTML report's opening summary lists with their suggestion."""
 
 
 @dataclass(frozen=True)
@@ -145,10 +147,7 @@ class OverlapReport:
 
     def to_html(self) -> str:
         """A self-contained HTML page: similarity heatmap of the top flagged skills, pairs, clusters, confusions."""
-        body = [
-            f"<p>{self.n_skills} skills, model <code>{html.escape(self.model_id)}</code>: {len(self.pairs)} "
-            f"flagged pairs, {len(self.clusters)} clusters, {len(self.confusions)} confused pairs.</p>",
-        ]
+        body = [self._summary_html()]
         if self.heatmap_labels:
             labels = list(self.heatmap_labels)
             title = "Combined similarity of the top flagged skills"
@@ -166,6 +165,24 @@ class OverlapReport:
         if self.confusions:
             body += ["<h2>Confused pairs</h2>", reports.html_table(_CONFUSION_HEADERS, self._confusion_rows())]
         return reports.html_page("Skill description overlap", "\n".join(body))
+
+    def _summary_html(self) -> str:
+        """The answer first: how many pairs are too alike, the worst ones and what to change in each."""
+        esc = html.escape
+        lines = ['<section class="summary"><h2>What to change first</h2>',
+                 f'<p class="lead">{self.n_skills} skills (model <code>{esc(self.model_id)}</code>): '
+                 f"{len(self.pairs)} pairs flagged, {len(self.clusters)} clusters of alike skills"
+                 + (f", {len(self.confusions)} pairs that steal each other's requests" if self.confusions else "")
+                 + ".</p>"]
+        if self.pairs:
+            items = "".join(f"<li><b>{esc(p.a)}</b> ~ <b>{esc(p.b)}</b> (score {p.score:.3f}): {esc(p.suggestion)}</li>"
+                            for p in self.pairs[:SUMMARY_PAIRS])
+            lines.append(f"<p>The {min(len(self.pairs), SUMMARY_PAIRS)} most alike pairs:</p><ol>{items}</ol>")
+        if self.clusters:
+            largest = self.clusters[0]
+            lines.append(f"<p>Largest cluster ({len(largest)} skills): {esc(', '.join(largest))}.</p>")
+        lines.append("</section>")
+        return "\n".join(lines)
 
     def _confusion_rows(self) -> list[list[object]]:
         return [

@@ -20,6 +20,7 @@ past it fails with a tool error naming the deadline, and the other tools and the
 # No "from __future__ import annotations": the SDK reads the tools' annotations, which name local imports.
 
 import os
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -81,7 +82,16 @@ def build_mcp(service: Service) -> Any:
 
     from router import __version__
 
-    server = MCPServer("skill-router", instructions=INSTRUCTIONS, version=__version__)
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if type(exc) is not ToolError:  # an unexpected crash keeps the SDK's generic text
+                    raise
+                raise ToolError(model_message(name, exc)) from exc.__cause__
+
+    server = Server("skill-router", instructions=INSTRUCTIONS, version=__version__)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
@@ -107,10 +117,12 @@ def build_mcp(service: Service) -> Any:
     def find(router: Any, name: str) -> Any:
         skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
         if skill is None:
-            try:
-                router.registry.get(name)
-            except SkillRouterError as exc:
-                raise ToolError(str(exc)) from None
+            import difflib
+
+            close = difflib.get_close_matches(name, list(router.registry.names), n=3)
+            hint = f"Did you mean {' or '.join(repr(c) for c in close)}? Otherwise, c" if close else "C"
+            raise ToolError(f"no skill named {name!r}. {hint}all search_skills with the user's request, then "
+                            "load_skill with one of the names it returns.")
         return skill
 
     @server.tool(name="search_skills", title="Search skills", annotations=read_only)
@@ -120,7 +132,7 @@ def build_mcp(service: Service) -> Any:
                             ctx: Context | None = None) -> SearchResult:
         """Find the skills that fit a request, best first."""
         if not query.strip():
-            raise ToolError("query is empty: give the user's request")
+            raise ToolError("query is empty: call search_skills with the user's request as the query.")
         try:
             router, routing, _ = await service.bounded(service.route(query, k))
         except (SkillRouterError, NotReady, Busy, DeadlineExceeded) as exc:
@@ -193,6 +205,41 @@ def build_mcp(service: Service) -> Any:
                           ResourceError)
 
     return server
+
+
+#: What each tool takes, in the words of a tool call, for messages about bad arguments.
+_CALLS = {
+    "search_skills": f'search_skills with {{"query": "<the user\'s request>", "k": <1 to {MAX_K}, default 5>}}',
+    "load_skill": 'load_skill with {"name": "<a name search_skills returned>"}',
+    "read_skill_file": 'read_skill_file with {"name": "<a loaded skill>", "path": "<a file its instructions name, '
+                       'relative to its base_directory>"}',
+}
+
+
+def model_message(tool: str, exc: Exception) -> str:
+    """A tool error as the model that called the tool can act on it: what was wrong and which call to make instead;
+    never a URL, a server path or advice to run a command."""
+    from pydantic import ValidationError
+
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        problems = []
+        for error in cause.errors(include_url=False):
+            field = ".".join(str(part) for part in error["loc"]) or "arguments"
+            problems.append(f"{field}: {error['msg'][:1].lower()}{error['msg'][1:]}")
+        retry = _CALLS.get(tool)
+        return (f"{tool} was called with bad arguments ({'; '.join(problems)})."
+                + (f" Call {retry}." if retry else ""))
+    text = str(exc)
+    prefix = f"Error executing tool {tool}: "
+    text = text[len(prefix):] if text.startswith(prefix) else text
+    if text.startswith("Unknown tool"):
+        return f"there is no tool {tool!r}: the tools are search_skills, load_skill and read_skill_file."
+    # Advice for a person at a terminal ("run 'skill-router list'") is no use to a model: name its own calls.
+    advice = re.search(r"[;:,]?\s*(?:run|see|use|try) '?skill-router\b.*$", text)
+    if advice:
+        text = text[:advice.start()] + ": call search_skills with the user's request to see the skills' names."
+    return re.sub(r"\s*(?:For further information visit )?https?://\S+", "", text)
 
 
 def _read_confined(skill: Any, path: str, error: type[Exception]) -> dict[str, Any]:
