@@ -245,6 +245,14 @@ def line_for(lines: list[str], folder: str) -> str | None:
     return None
 
 
+def assert_budget_logged(run: Run, profile: ClaudeCodeProfile, skills: list[Skill]) -> None:
+    """The binary's own debug line on the budget ("N skills, C chars > B budget") is the profile's report."""
+    report = profile.budget_report(skills)
+    logged = re.search(r"Skill listing over budget: (\d+) skills, (\d+) chars > (\d+) budget", run.debug)
+    over = (report["lines"], report["chars"], report["budget"]) if report["chars"] > report["budget"] else None
+    assert (tuple(int(g) for g in logged.groups()) if logged else None) == over
+
+
 # --- runs, one per library and setting -----------------------------------------------------------------------
 
 
@@ -335,10 +343,12 @@ EDGE_BUDGETS = [pytest.param(3000, None, id="budget-env-3000"), pytest.param(900
 
 @pytest.mark.parametrize(("budget", "model"), EDGE_BUDGETS)
 def test_edge_listing_over_budget(claude_binary: Path, edge: Layout, budget: int | None, model: str | None) -> None:
-    role, listing = sent_listing(edge_run(claude_binary, edge, budget=budget, model=model))
+    run = edge_run(claude_binary, edge, budget=budget, model=model)
+    role, listing = sent_listing(run)
     profile = edge.profile(char_budget=budget, model=model)
     assert role == ("user" if profile.reminder_style() else "system")
     assert expected(edge, budget=budget, model=model) == listing
+    assert_budget_logged(run, profile, list(profile.discover().skills))
 
 
 def test_older_models_get_the_hook_context_as_a_reminder_of_its_own(claude_binary: Path, edge: Layout) -> None:
@@ -429,6 +439,8 @@ def test_corpus_listing(claude_binary: Path, tmp_path: Path, corpora: list[str],
     mine = expected(layout, budget=budget, model=model)
     assert lines_of(mine) == lines_of(listing)
     assert mine == listing
+    profile = layout.profile(char_budget=budget, model=model)
+    assert_budget_logged(run, profile, list(profile.discover().skills))
 
 
 # the Skill tool

@@ -2,45 +2,50 @@
 
 Every rule below was observed on the real Claude Code 2.1.332 (npm ``@anthropic-ai/claude-code``), run offline
 against a loopback fake Messages API (``tests/test_oracle_claude_code.py`` compares this profile with that binary
-byte for byte on every run; the fixture named in brackets shows the rule). Where a rule differs from 2.1.197 or
-from the documentation, 2.1.332 is what is reproduced. Rules marked [docs] were not checked against the binary.
+byte for byte on every run; brackets name the edge-case folder or the oracle test case that shows the rule). Where the
+documentation says otherwise, the binary is what is reproduced. Rules marked [docs] were not checked against it.
 
 - Skills folders, in precedence order: managed, personal ``~/.claude/skills``, project ``.claude/skills`` in the
   start folder (and each parent up to the repository root [docs]), ``--add-dir`` folders [docs]; then plugins
-  [docs]; then commands (``.claude/commands/**/*.md``, ``sub/x.md`` named ``sub:x``) [commands]. A skill is
-  ``<folder>/<dir>/SKILL.md`` one level below a skills folder (deeper ones are not read [nested]); hidden folders
-  are read [hidden] and symlinked folders followed [linked]. Folders given by the caller are skills folders in
+  [docs]; then commands (``.claude/commands/**/*.md``, ``sub/x.md`` named ``sub:x``) [cmd, sub:deep]. A skill is
+  ``<folder>/<dir>/SKILL.md`` one level below a skills folder (deeper ones are not read [inner]); hidden folders are
+  read [.hidden-skill] and symlinked folders followed [linked]. Folders given by the caller are skills folders in
   precedence order.
 - A skill is identified by its **folder** [folder-x]: the Skill tool takes the folder or the ``name``; the listing
-  shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an
-  earlier skills folder is skipped [personal-alpha]; a ``name`` already taken by an earlier skill is dropped
-  [dup-b]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder skills are
-  listed in case-insensitive (ICU root collation) order of their folders [order]; commands follow the skills.
+  shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an earlier
+  skills folder is skipped [alpha]; a ``name`` already taken by an earlier skill or a built-in one is dropped
+  [dup-b, n-builtin]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
+  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; commands follow
+  the skills.
 - Frontmatter: between a first line ``---`` and the next ``---`` line (trailing blanks allowed, a byte-order mark
   skipped, CRLF accepted). YAML 1.2 (``yes`` is a string, ``1.0`` reads as ``1``, ``1e3`` as ``1000``); when it
   fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed]; when that
   fails too, the metadata is ignored [bad-yaml]. A ``description`` that is a list or a mapping is ignored
   [list-desc]; numbers and booleans are shown as JavaScript prints them [d-float].
 - Description: ``description`` (default: the body's first non-blank line, leading ``#`` removed [nodesc-h2], else
-  ``Skill`` [empty-body2]), then `` - `` and ``when_to_use`` [when]; each run of line breaks and
-  each tab become one space [literal, tabbed]; ``<`` and ``>`` are escaped as ``&lt;`` / ``&gt;`` [angle]; over 1,536
-  UTF-16 units it is cut to the first 1,535 plus ``…`` [len1537, emoji-cut]. ``disable-model-invocation``
-  (``true``, ``"true"``, ``yes``) hides the skill [dmi]; ``user-invocable: false`` does not [not-user].
+  ``Skill`` [empty-body]), then `` - `` and ``when_to_use`` [when]; each run of line breaks and each tab become one
+  space [literal, tabbed]; ``<`` and ``>`` are escaped as ``&lt;`` / ``&gt;`` [angle]; over 1,536 UTF-16 units it is
+  cut to the first 1,535 plus ``…`` [len1537, emoji-cut]. ``disable-model-invocation`` (``true``, ``"true"``,
+  ``yes``) hides the skill [dmi]; ``user-invocable: false`` does not [not-user].
 - Listing: a paragraph of a ``system``-role message: ``The following skills are available for use with the Skill
   tool:``, a blank line, one ``- label: description`` line per skill, then the 13 built-in ones
-  (:mod:`router.profiles.claude_code_builtins`) [builtins]. A hook's ``additionalContext`` follows in the same
-  message as ``UserPromptSubmit hook additional context: <context>`` [hook].
+  (:mod:`router.profiles.claude_code_builtins`) [builtin skills]; a skill in a folder of a built-in's name replaces
+  it [anthropic-skills corpus: claude-api]. The 4.x models (``claude-*-4-5``) get the same listing as a
+  ``<system-reminder>`` block of the user's message instead [budget-sonnet-4-5]. A hook's ``additionalContext``
+  follows in the same message as ``UserPromptSubmit hook additional context: <context>`` (a reminder block of its
+  own for the 4.x models) [hook context].
 - Budget: ``$SLASH_COMMAND_TOOL_CHAR_BUDGET``, else by model: 8,000 characters for the 200,000-token models
   (``claude-*-4-5``), 40,000 for ``[1m]`` ones, 30,000 for the others, the default ``claude-opus-5-5`` included
-  [budget-*]. The listing costs its UTF-16 length, line breaks inside a built-in's description not counted. Over
-  budget, every line but the 11 built-in skills' starts name-only and full lines come back greedily, most used
-  first (then in listing order), each one that still fits [budget-*, usage].
+  [budget-*]. The listing costs its UTF-16 length, line breaks inside a built-in's description not counted, nor the
+  half of a character cut in two [emoji-cut]. Over budget, every line but the 11 built-in skills' starts name-only
+  and full lines come back greedily, most used first (then in listing order), each one that still fits [budget-*,
+  usage].
 - Tool ``Skill`` ``{"skill": string, "args"?: string}``, ``additionalProperties: false`` [tool-schema]. Result:
-  ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for
-  this skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept)
-  [tool-*]; commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error
-  [tool-dmi].
-- ``ClaudeAgentOptions(skills=[...])`` names skills by folder [emit-config].
+  ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for this
+  skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
+  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi].
+- ``ClaudeAgentOptions(skills=[...])`` names skills by folder, and its listing leaves the built-in skills out
+  [emit-config].
 """
 
 from __future__ import annotations
@@ -674,7 +679,10 @@ def _line(name: str, description: str) -> str:
 
 def _line_cost(name: str, description: str) -> int:
     line = _line(name, description)
-    return utf16_len(line) - line.count("\n")
+    cost = utf16_len(line) - line.count("\n")
+    if description.endswith("\ufffd…") and utf16_len(description) == MAX_DESCRIPTION_UNITS:
+        cost -= 1  # a character outside the BMP cut in half: the half left is not charged [emoji-cut]
+    return cost
 
 
 def listing_cost(rows: Sequence[tuple[str, str]]) -> int:
