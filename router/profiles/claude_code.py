@@ -55,13 +55,13 @@ import json
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import yaml
 
 from router.errors import ConfigError, SkillToolError
-from router.frontmatter import compose
+from router.frontmatter import YAMLNestingError, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
 from router.profiles.claude_code_builtins import BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA
@@ -198,9 +198,38 @@ def _js_number(value: float) -> str:
     return text
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's loader with YAML 1.2 anchor and alias names: any characters but blanks and flow indicators
+    (PyYAML allows only letters, digits, ``-`` and ``_``)."""
+
+    def scan_anchor(self, TokenClass: Any) -> Any:  # noqa: N803 - PyYAML's signature
+        start_mark = self.get_mark()
+        self.forward()
+        length = 0
+        while self.peek(length) not in "\0 \t\r\n\x85\u2028\u2029,[]{}\ufeff":
+            length += 1
+        if not length:
+            raise yaml.scanner.ScannerError("while scanning an anchor", start_mark, "expected a name",
+                                            self.get_mark())
+        value = self.prefix(length)
+        self.forward(length)
+        return TokenClass(value, start_mark, self.get_mark())
+
+
 def load_yaml(text: str) -> Any:
     """Parse YAML 1.2 (core schema) as Claude Code's parser does; raises ``yaml.YAMLError``."""
-    node = compose(text)
+    try:
+        node = compose(text)
+    except YAMLNestingError:
+        raise
+    except yaml.YAMLError:
+        if "&" not in text and "*" not in text:
+            raise
+        loader = _Loader(text)  # a YAML 1.2 anchor name PyYAML refuses [d-anchor]
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
     return None if node is None else _construct(node, {})
 
 
@@ -416,7 +445,8 @@ class ClaudeCodeProfile(Profile):
     def discover_sources(self, sources: Sequence[Source]) -> Discovery:
         """Read these folders in precedence order. A skill is named by its folder (``plugin:folder`` in a plugin,
         ``dir:folder`` for a nested clash, ``sub:name`` for a command in a subfolder); a later skill with a taken
-        folder is shadowed (a warning), a taken frontmatter ``name`` is dropped. Each folder's skills are listed
+        folder is shadowed (a warning); a frontmatter ``name`` that is another skill's folder, a built-in skill's
+        name or an earlier skill's ``name`` is dropped [c-upper]. Each folder's skills are listed
         in case-insensitive order, commands after skills."""
         skills: dict[str, Skill] = {}
         declared = {name for name, _, _ in BUILTIN_SKILLS}  # the built-in skills' names are taken first
@@ -441,13 +471,17 @@ class ClaudeCodeProfile(Profile):
                                     f"({skill.metadata['invalid_frontmatter']})")
                 metadata = dict(skill.metadata, scope=source.scope.value, position=len(skills),
                                 kind="command" if source.commands else "skill")
-                own = metadata.get("declared_name")
-                if own is not None and (own in declared or (own != name and own in skills)):
-                    metadata.pop("declared_name")
-                elif own is not None:
-                    declared.add(own)
                 skills[name] = Skill(name=name, description=skill.description, path=path, body=skill.body,
                                      metadata=metadata)
+        for name, skill in list(skills.items()):  # a name another skill's folder has (anywhere) is not kept
+            own = skill.metadata.get("declared_name")
+            if own is None:
+                continue
+            if own in declared or (own != name and own in skills):
+                skills[name] = replace(skill, metadata={k: v for k, v in skill.metadata.items()
+                                                        if k != "declared_name"})
+            else:
+                declared.add(own)
         kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
         return Discovery(skills=kept, warnings=tuple(warnings))
 
