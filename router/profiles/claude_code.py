@@ -93,6 +93,7 @@ _HEADING = re.compile(r"^#+\s*")
 _QUOTE_LINE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.+?)[ \t]*$")
 _NEEDS_QUOTES = re.compile(r": |[{}\[\]*&#!|>%@`]")
 _200K_MODEL = re.compile(r"(?:^|-)(?:opus|sonnet|haiku)-4(?:-[0-9]+)?(?:-|$)|claude-(?:opus|sonnet|haiku)-4-5")
+_GLUED_COMMENT = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+[|>][-+0-9]*#", re.M)
 _NAME_REJECTED = re.compile(r"[\s/]")
 # YAML 1.2 core schema (what Claude Code's YAML parser resolves plain scalars as)
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
@@ -218,6 +219,9 @@ class _Loader(yaml.SafeLoader):
 
 def load_yaml(text: str) -> Any:
     """Parse YAML 1.2 (core schema) as Claude Code's parser does; raises ``yaml.YAMLError``."""
+    comment = _GLUED_COMMENT.search(text)
+    if comment:  # YAML 1.2 wants a blank before a comment; PyYAML takes '>#...' as an empty block [d-glued]
+        raise yaml.YAMLError(f"a comment needs a blank before it (line {text.count(chr(10), 0, comment.start()) + 1})")
     try:
         node = compose(text)
     except YAMLNestingError:
