@@ -460,6 +460,17 @@ def test_yaml_tag_glued_to_text(claude_binary: Path, tmp_path: Path) -> None:
     assert expected(layout) == listing
 
 
+@pytest.mark.xfail(strict=True, reason="a tab ending a line of a block scalar: Claude Code's YAML parser drops it, "
+                                       "PyYAML keeps it (and the profile shows it as a space)")
+def test_yaml_block_scalar_trailing_tab(claude_binary: Path, tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    write(layout.work / ".claude" / "skills" / "literal-tab" / "SKILL.md",
+          fm("description: |", "  a \t", "    b", "", "  c"))
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert expected(layout) == listing
+
+
 # the Skill tool
 
 
