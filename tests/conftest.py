@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from indexes import Encoder
+from oracle_claude import claude_binary  # noqa: F401 - the real Claude Code, a session fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "skills"

@@ -82,14 +82,14 @@ def test_explicit_skills_still_win_over_harness_discovery(project: Path, tmp_pat
     write_skill(tmp_path / "lib", "given", "Given on the command line")
     status, out, _ = run(capsys, "prompt", "--profile", "claude-code", "--skills", str(tmp_path / "lib"))
     assert status == 0
-    assert out == ("<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n"
-                   "- given: Given on the command line\n</system-reminder>")
+    assert out.startswith("The following skills are available for use with the Skill tool:\n\n"
+                          "- given: Given on the command line\n- dataviz: ")  # then Claude Code's built-in skills
 
 
 def test_use_answers_with_each_harness_loading(project: Path, capsys) -> None:
     path = write_skill(project / ".claude" / "skills", "ours", "Project")
     assert run(capsys, "use", "ours", "--profile", "claude-code") == (
-        0, f"Base directory for this skill: {path.parent}\n\nSteps.", "")
+        0, f"Launching skill: ours\n\nBase directory for this skill: {path.parent}\n\nSteps.\n", "")
     codex_path = write_skill(project / ".agents" / "skills", "ours", "Project")
     assert run(capsys, "use", "ours", "--profile", "codex") == (
         0, f"<skill>\n<name>ours</name>\n<path>{codex_path}</path>\n{codex_path.read_text()}\n</skill>", "")

@@ -1,8 +1,8 @@
 """The claude-code profile reproduces Claude Code (harness-profiles.md, "claude-code").
 
-Expected values are read off the specification (Claude Code's documentation and changelog, public code), not off
-the implementation. Rules with no public source are marked [inferred] in the specification; their tests say
-``inferred`` in their names.
+Expected values are read off what the real Claude Code 2.1.332 does (tests/test_oracle_claude_code.py checks the
+profile against the binary itself; the tests here name the oracle fixture that shows a rule), then the
+documentation for what the oracle does not cover.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
-from router.profiles.claude_code import ClaudeCodeProfile
+from router.profiles.claude_code import ClaudeCodeProfile, label, listing_cost
+from router.profiles.claude_code_builtins import BUILTIN_SKILLS
 from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
@@ -42,8 +43,9 @@ def isolated(tmp_path: Path, cwd: Path, **options) -> ClaudeCodeProfile:
 
 
 def one(tmp_path: Path, content: str | bytes, folder: str = "my-skill") -> Skill:
-    write(tmp_path / "skills" / folder / "SKILL.md", content)
-    (skill,) = CLAUDE.discover([tmp_path / "skills"]).skills
+    root = tmp_path / f"skills-{folder}"
+    write(root / folder / "SKILL.md", content)
+    (skill,) = CLAUDE.discover([root]).skills
     return skill
 
 
@@ -136,7 +138,8 @@ def test_nested_skill_clash_is_named_dir_colon_name_inferred(tmp_path):
         ("build", "Root build"), ("web:build", "Web build"), ("bundle", "Web bundle")]
 
 
-def test_one_level_hidden_folders_skipped_symlinks_followed_inferred(tmp_path):
+def test_one_level_hidden_folders_listed_symlinks_followed(tmp_path):
+    # 2.1.332 reads hidden folders too (oracle fixture .hidden-skill); order is case-insensitive by folder
     root = tmp_path / "skills"
     skill_md(root / "top", "top")
     skill_md(root / "top" / "inner", "inner")
@@ -145,7 +148,16 @@ def test_one_level_hidden_folders_skipped_symlinks_followed_inferred(tmp_path):
     root.joinpath("link").symlink_to(tmp_path / "elsewhere" / "linked")
     found = CLAUDE.discover([root])
     assert [(s.name, s.path) for s in found.skills] == [
-        ("linked", str(root / "link" / "SKILL.md")), ("top", str(root / "top" / "SKILL.md"))]
+        (".hidden", str(root / ".hidden" / "SKILL.md")), ("link", str(root / "link" / "SKILL.md")),
+        ("top", str(root / "top" / "SKILL.md"))]
+    assert [label(s) for s in found.skills] == [".hidden (hidden)", "link (linked)", "top"]
+
+
+def test_order_is_case_insensitive_punctuation_first(tmp_path):
+    for folder in ("beta", "Alpha", "_under", ".dot", "1digit", "alpha-2"):
+        skill_md(tmp_path / "skills" / folder)
+    assert [s.name for s in CLAUDE.discover([tmp_path / "skills"]).skills] == [
+        "_under", ".dot", "1digit", "Alpha", "alpha-2", "beta"]
 
 
 def test_explicit_folders_earlier_wins(tmp_path):
@@ -155,16 +167,31 @@ def test_explicit_folders_earlier_wins(tmp_path):
     assert [(s.name, s.description) for s in found.skills] == [("dup", "First")]
 
 
+def test_same_name_in_two_folders_lists_both_and_the_second_loses_its_name(tmp_path):
+    skill_md(tmp_path / "skills" / "dup-a", "dup", "First")
+    skill_md(tmp_path / "skills" / "dup-b", "dup", "Second")
+    found = CLAUDE.discover([tmp_path / "skills"]).skills
+    assert [label(s) for s in found] == ["dup-a (dup)", "dup-b"]
+    registry = SkillRegistry(found)
+    assert CLAUDE.tool_result(registry, {"skill": "dup"}).text.startswith(
+        f"Base directory for this skill: {tmp_path / 'skills' / 'dup-a'}\n")
+
+
 # --- frontmatter ----------------------------------------------------------------------------------------------
 
 
-def test_name_defaults_to_the_folder_and_description_to_the_first_paragraph(tmp_path):
-    skill = one(tmp_path, "---\nallowed-tools: Read\n---\n# Title\n\nFirst paragraph\ncontinues here.\n\nSecond.\n")
-    assert (skill.name, skill.description) == ("my-skill", "First paragraph continues here.")
+def test_name_is_the_folder_and_description_defaults_to_the_first_line(tmp_path):
+    # 2.1.332: the body's first non-blank line, a heading's '#' removed (oracle fixtures nodesc-*)
+    skill = one(tmp_path, "---\nallowed-tools: Read\n---\n# Title\n\nFirst paragraph\ncontinues here.\n")
+    assert (skill.name, skill.description) == ("my-skill", "Title")
+    assert one(tmp_path, "---\n---\n", folder="empty").description == "Skill"
 
 
-def test_frontmatter_name_is_the_skill_name(tmp_path):
-    assert one(tmp_path, "---\nname: other-name\ndescription: D\n---\n").name == "other-name"
+def test_frontmatter_name_is_shown_beside_the_folder(tmp_path):
+    # 2.1.332 identifies skills by folder (oracle fixture folder-x)
+    skill = one(tmp_path, "---\nname: other-name\ndescription: D\n---\n")
+    assert (skill.name, label(skill)) == ("my-skill", "my-skill (other-name)")
+    assert label(one(tmp_path, '---\nname: "has space"\ndescription: D\n---\n', folder="sp")) == "sp"
 
 
 def test_when_to_use_is_appended_inferred(tmp_path):
@@ -172,38 +199,64 @@ def test_when_to_use_is_appended_inferred(tmp_path):
     assert skill.description == "Reviews code - When asked for a review"
 
 
-def test_bad_yaml_loads_the_body_with_empty_metadata(tmp_path):
+def test_unquoted_colon_is_read_leniently(tmp_path):
+    # 2.1.332 quotes such values and parses again (oracle fixture colon)
+    skill = one(tmp_path, "---\nname: x\ndescription: Use when: a colon breaks YAML\n---\nThe body says it.\n")
+    assert (skill.name, label(skill), skill.description) == (
+        "my-skill", "my-skill (x)", "Use when: a colon breaks YAML")
+
+
+def test_bad_yaml_ignores_the_metadata(tmp_path):
     path = write(tmp_path / "skills" / "my-skill" / "SKILL.md",
-                 "---\nname: x\ndescription: Use when: a colon breaks YAML\n---\nThe body says it.\n")
+                 "---\nname: x\ndescription: ok\n  - weird: [\n---\nThe body says it.\n")
     found = CLAUDE.discover([tmp_path / "skills"])
     assert [(s.name, s.description) for s in found.skills] == [("my-skill", "The body says it.")]
-    assert found.warnings == (f"{path}: frontmatter is not YAML, so Claude Code loads the body with empty metadata "
-                              "(mapping values are not allowed here at line 2, column 22)",)
+    assert len(found.warnings) == 1 and found.warnings[0].startswith(
+        f"{path}: frontmatter is not YAML, so Claude Code ignores its metadata (")
+
+
+def test_yaml_is_read_as_yaml_1_2(tmp_path):
+    # oracle fixtures d-yes, d-float, d-exp, d-octal
+    assert [one(tmp_path, f"---\ndescription: {v}\n---\n", folder=f"f{i}").description
+            for i, v in enumerate(("yes", "1.0", "1e3", "012", "0x1A"))] == ["yes", "1", "1000", "12", "26"]
 
 
 def test_no_length_limits_at_load(tmp_path):
     skill = one(tmp_path, f"---\nname: {'n' * 80}\ndescription: {'d' * 2000}\n---\n")
-    assert (len(skill.name), len(skill.description)) == (80, 2000)
+    assert (len(skill.metadata["declared_name"]), len(skill.description)) == (80, 2000)
 
 
-def test_crlf_and_byte_order_mark_inferred(tmp_path):
+def test_crlf_and_byte_order_mark(tmp_path):
     skill = one(tmp_path, "\ufeff---\r\nname: w\r\ndescription: Windows file\r\n---\r\nBody\r\n")
-    assert (skill.name, skill.description) == ("w", "Windows file")
+    assert (label(skill), skill.description, skill.body) == ("my-skill (w)", "Windows file", "Body\r\n")
 
 
 # --- listing --------------------------------------------------------------------------------------------------
 
 
-def test_listing_text_is_byte_exact_inferred():
+def builtin_lines() -> str:
+    return "\n".join(f"- {n}: {d}" for n, d, _ in BUILTIN_SKILLS)
+
+
+def test_listing_text_is_byte_exact():
+    # 2.1.332: a system-role paragraph, built-in skills after the user's, < and > escaped (oracle: edge listing)
     skills = [Skill("pdf", "Read PDFs", "/s/pdf/SKILL.md"), Skill("xlsx", "Edit <sheets> & more", "/s/x/SKILL.md")]
     assert CLAUDE.render(skills) == (
-        "<system-reminder>\n"
         "The following skills are available for use with the Skill tool:\n"
         "\n"
         "- pdf: Read PDFs\n"
-        "- xlsx: Edit <sheets> & more\n"
-        "</system-reminder>")
-    assert CLAUDE.render([]) == ""
+        "- xlsx: Edit &lt;sheets&gt; & more\n" + builtin_lines())
+    assert CLAUDE.render([]) == "The following skills are available for use with the Skill tool:\n\n" + builtin_lines()
+
+
+def test_older_models_get_a_system_reminder():
+    profile = ClaudeCodeProfile(model="claude-sonnet-4-5")
+    assert profile.render([Skill("pdf", "Read PDFs", "/s/pdf/SKILL.md")]) == (
+        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- pdf: Read PDFs\n"
+        + builtin_lines() + "\n</system-reminder>")
+    assert profile.hook_block("ctx") == (
+        "<system-reminder>\nUserPromptSubmit hook additional context: ctx\n</system-reminder>")
+    assert CLAUDE.hook_block("ctx") == "UserPromptSubmit hook additional context: ctx"
 
 
 def test_disable_model_invocation_is_never_listed(tmp_path):
@@ -211,32 +264,39 @@ def test_disable_model_invocation_is_never_listed(tmp_path):
     skill_md(tmp_path / "skills" / "auto", "auto")
     found = CLAUDE.discover([tmp_path / "skills"]).skills
     assert [s.name for s in found] == ["auto", "manual"]
-    assert CLAUDE.render(found) == ("<system-reminder>\nThe following skills are available for use with the Skill "
-                                    "tool:\n\n- auto: Does things\n</system-reminder>")
+    assert CLAUDE.render(found) == ("The following skills are available for use with the Skill "
+                                    "tool:\n\n- auto: Does things\n" + builtin_lines())
 
 
-def test_descriptions_are_cut_at_1536_characters():
+def test_descriptions_are_cut_to_1535_utf16_units_and_an_ellipsis():
     skill = Skill("long", "x" * 1600, "/s/long/SKILL.md")
-    assert CLAUDE.entries([skill], budget=10**6) == [("long", "x" * 1536)]
+    assert CLAUDE.entries([skill], budget=10**6)[0] == ("long", "x" * 1535 + "…")
+    assert CLAUDE.entries([Skill("e", "a" * 1534 + "🎉🎉", "/s/e/SKILL.md")], budget=10**6)[0] == (
+        "e", "a" * 1534 + "\ufffd…")
+    assert CLAUDE.entries([Skill("ok", "y" * 1536, "/s/ok/SKILL.md")], budget=10**6)[0] == ("ok", "y" * 1536)
 
 
-def test_budget_is_one_percent_of_the_context_at_four_characters_a_token_inferred(monkeypatch):
+def test_budget_depends_on_the_model(monkeypatch):
+    # oracle: budget-sonnet-4-5, budget-haiku-4-5, all-default-30000, all-sonnet-4-5-1m-40000
     monkeypatch.delenv("SLASH_COMMAND_TOOL_CHAR_BUDGET", raising=False)
-    assert ClaudeCodeProfile().budget_chars() == 8000
-    assert ClaudeCodeProfile(context_window=1_000_000).budget_chars() == 40_000
+    assert ClaudeCodeProfile().budget_chars() == 30_000
+    assert ClaudeCodeProfile(model="claude-sonnet-4-5").budget_chars() == 8000
+    assert ClaudeCodeProfile(model="claude-haiku-4-5").budget_chars() == 8000
+    assert ClaudeCodeProfile(model="claude-sonnet-4-5[1m]").budget_chars() == 40_000
     monkeypatch.setenv("SLASH_COMMAND_TOOL_CHAR_BUDGET", "1234")
     assert ClaudeCodeProfile().budget_chars() == 1234
 
 
-def test_over_budget_names_stay_and_the_least_used_lose_descriptions_inferred():
-    skills = [Skill(n, "d" * 20, f"/s/{n}/SKILL.md") for n in ("a", "b", "c")]
-    full = 3 * len("- a: " + "d" * 20 + "\n")
-    profile = ClaudeCodeProfile(char_budget=full - 1, usage={"a": 1, "c": 5})
-    assert profile.entries(skills) == [("a", "d" * 20), ("b", ""), ("c", "d" * 20)]
-    assert ClaudeCodeProfile(char_budget=full - 1).entries(skills) == [("a", "d" * 20), ("b", "d" * 20), ("c", "")]
-    assert ClaudeCodeProfile(char_budget=0).render(skills) == (
-        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- a\n- b\n- c\n"
-        "</system-reminder>")
+def test_over_budget_all_start_name_only_and_come_back_greedily_by_usage():
+    skills = [Skill(n, "d" * 20, f"/s/{n}/SKILL.md", metadata={"position": i}) for i, n in enumerate("abc")]
+    fixed = [(n, d) for n, d, keep in BUILTIN_SKILLS if keep]
+    bare = listing_cost([("a", ""), ("b", ""), ("c", "")] + fixed + [("init", ""), ("security-review", "")])
+    two = bare + 2 * 22  # room for two of the three descriptions
+    profile = ClaudeCodeProfile(char_budget=two, usage={"a": 1, "c": 5})
+    assert profile.entries(skills)[:3] == [("a", "d" * 20), ("b", ""), ("c", "d" * 20)]
+    assert ClaudeCodeProfile(char_budget=two).entries(skills)[:3] == [("a", "d" * 20), ("b", "d" * 20), ("c", "")]
+    rows = ClaudeCodeProfile(char_budget=0).entries(skills)
+    assert rows == [("a", ""), ("b", ""), ("c", "")] + fixed + [("init", ""), ("security-review", "")]
 
 
 def test_skill_overrides(tmp_path):
@@ -246,8 +306,8 @@ def test_skill_overrides(tmp_path):
                                                                 "gone": "off", "normal": "on"})
     found = profile.discover([tmp_path / "skills"]).skills
     assert [s.name for s in found] == ["manual", "normal", "terse"]
-    assert profile.render(found) == ("<system-reminder>\nThe following skills are available for use with the Skill "
-                                     "tool:\n\n- normal: About normal\n- terse\n</system-reminder>")
+    assert profile.render(found) == ("The following skills are available for use with the Skill "
+                                     "tool:\n\n- normal: About normal\n- terse\n" + builtin_lines())
     with pytest.raises(SkillToolError, match="^Skill manual cannot be used with Skill tool"):
         profile.call_tool(SkillRegistry(found), {"skill": "manual"})
 
@@ -263,30 +323,45 @@ def test_unknown_skill_override_value_is_refused():
 # --- tool -----------------------------------------------------------------------------------------------------
 
 
-def test_skill_tool_takes_the_skill_name():
+def test_skill_tool_takes_the_skill_and_optional_args():
     spec = CLAUDE.tool([])
     assert spec.name == "Skill"
     assert spec.parameters["required"] == ["skill"]
-    assert list(spec.parameters["properties"]) == ["skill"]
+    assert list(spec.parameters["properties"]) == ["skill", "args"]
+    assert spec.parameters["additionalProperties"] is False
 
 
-def test_skill_tool_returns_the_base_directory_and_body_inferred(tmp_path):
+def test_skill_tool_returns_launching_and_the_body_as_in_the_file(tmp_path):
     skill_md(tmp_path / "skills" / "pdf", "pdf", body="# PDF\n\nUse scripts/extract.py.\n")
     registry = discover([tmp_path / "skills"], CLAUDE)
-    assert CLAUDE.call_tool(registry, {"skill": "pdf"}) == (
-        f"Base directory for this skill: {tmp_path / 'skills' / 'pdf'}\n\n# PDF\n\nUse scripts/extract.py.")
-    assert CLAUDE.call_tool(registry, '{"skill": "/pdf"}').startswith("Base directory for this skill: ")
+    result = CLAUDE.tool_result(registry, {"skill": "pdf"})
+    assert (result.content, result.text) == (
+        "Launching skill: pdf",
+        f"Base directory for this skill: {tmp_path / 'skills' / 'pdf'}\n\n# PDF\n\nUse scripts/extract.py.\n")
+    assert CLAUDE.call_tool(registry, '{"skill": "/pdf"}') == f"Launching skill: pdf\n\n{result.text}"
 
 
-def test_skill_tool_errors_inferred(tmp_path):
+def test_commands_get_their_body_alone(tmp_path):
+    cwd = tmp_path / "work"
+    write(cwd / ".claude" / "commands" / "sub" / "deep.md", "---\ndescription: nested\n---\nRun it\n")
+    profile = isolated(tmp_path, cwd)
+    registry = SkillRegistry(profile.discover().skills)
+    result = profile.tool_result(registry, {"skill": "sub:deep"})
+    assert (result.content, result.text) == ("Launching skill: sub:deep", "Run it\n")
+
+
+def test_skill_tool_errors(tmp_path):
     skill_md(tmp_path / "skills" / "manual", "manual", extra="disable-model-invocation: true\n")
     registry = discover([tmp_path / "skills"], CLAUDE)
     assert CLAUDE.tool_errors_fail is True
     with pytest.raises(SkillToolError, match="^Unknown skill: nope$"):
         CLAUDE.call_tool(registry, {"skill": "nope"})
-    with pytest.raises(SkillToolError, match="^Skill manual cannot be used with Skill tool due to "
-                                             "disable-model-invocation$"):
+    with pytest.raises(SkillToolError) as caught:
         CLAUDE.call_tool(registry, {"skill": "manual"})
+    assert str(caught.value) == (
+        "Skill manual cannot be used with Skill tool due to disable-model-invocation. Ask the user to run /manual "
+        "themselves — it cannot be invoked via the Skill tool. Do not replicate this skill's workflow by other "
+        "means — it is reserved for explicit user invocation.")
 
 
 # --- what the router adds -------------------------------------------------------------------------------------
@@ -326,17 +401,23 @@ def test_restrict_config_is_the_agent_sdk_skills_option():
 
 
 @settings(max_examples=200, deadline=None)
-@given(descriptions=st.lists(st.text(alphabet="ab é", max_size=50), min_size=1, max_size=8),
-       budget=st.integers(min_value=0, max_value=400))
-def test_descriptions_go_only_until_the_listing_fits(descriptions, budget):
-    skills = [Skill(f"s{i}", d, f"/s/{i}/SKILL.md") for i, d in enumerate(descriptions)]
+@given(descriptions=st.lists(st.text(alphabet="ab é", min_size=1, max_size=50), min_size=1, max_size=8),
+       budget=st.integers(min_value=0, max_value=8000))
+def test_descriptions_go_only_while_the_listing_fits(descriptions, budget):
+    skills = [Skill(f"s{i}", d, f"/s/{i}/SKILL.md", metadata={"position": i}) for i, d in enumerate(descriptions)]
     entries = CLAUDE.entries(skills, budget)
-    assert [n for n, _ in entries] == [s.name for s in skills]
-    assert all(d in ("", s.description) for (_, d), s in zip(entries, skills))
-    size = sum(len(f"- {n}: {d}" if d else f"- {n}") + 1 for n, d in entries)
-    assert size <= budget or not any(d for _, d in entries)
-    # removal runs from the last listed skill up and stops once the lines fit: the last one removed (the
-    # earliest listed) would not fit back
-    removed = [i for i, ((_, d), s) in enumerate(zip(entries, skills)) if s.description and not d]
-    if removed:
-        assert size + len(skills[min(removed)].description) + 2 > budget
+    assert [n for n, _ in entries[:len(skills)]] == [s.name for s in skills]
+    full = CLAUDE.entries(skills, 10**9)
+    if listing_cost(full) <= budget:
+        assert entries == full
+        return
+    # over budget: the built-in skills keep their lines, the listing fits unless those alone are over, and
+    # every line left without its description would not fit back
+    fixed = {n for n, _, keep in BUILTIN_SKILLS if keep}
+    assert [d for n, d in entries if n in fixed] == [d for n, d in full if n in fixed]
+    cost = listing_cost(entries)
+    bare = listing_cost([(n, d if n in fixed else "") for n, d in full])
+    assert cost <= budget or cost == bare
+    for (_, shown), (_, whole) in zip(entries, full):
+        if whole and not shown:
+            assert cost + len(whole) + 2 > budget

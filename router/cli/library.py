@@ -32,6 +32,9 @@ def register(commands: Any) -> None:
     p.add_argument("--emit-config", action="store_true",
                    help="print the harness's own setting that lists only the skills shown (codex: [[skills.config]] "
                         "entries; claude-code: the Agent SDK skills option)")
+    p.add_argument("--harness-model", metavar="MODEL",
+                   help="the model the harness runs, which sets its listing budget (default: the harness's default "
+                        "model; claude-code: claude-opus-5-5)")
     p.set_defaults(run=cmd_prompt)
 
     p = commands.add_parser("use", help="print what the skill tool returns for NAME")
@@ -123,7 +126,22 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
+def _harness_model(args: Any) -> None:
+    """Apply ``--harness-model``: the profile, for that model, replaces the profile's name in ``args``."""
+    if args.harness_model is None:
+        return
+    from router.profiles import get_profile
+
+    profile = get_profile(args.profile)
+    with_model = getattr(profile, "with_model", None)
+    if with_model is None:
+        raise ConfigError(f"--harness-model needs a harness whose budget depends on the model: use --profile "
+                          f"claude-code, not {profile.name}")
+    args.profile = with_model(args.harness_model)
+
+
 def cmd_prompt(args: Any) -> int:
+    _harness_model(args)
     query = read_query(args.query) if args.query is not None else None
     routing = None
     if query is None and not args.pin and not args.exclude:
@@ -153,8 +171,14 @@ def cmd_prompt(args: Any) -> int:
         return 0
     if args.json:
         tool = profile.tool(shown)
-        print_json({"block": block, "shown": [s.name for s in shown],
-                    "tool": tool.openai() if tool else None})
+        out = {"block": block, "shown": [s.name for s in shown], "tool": tool.openai() if tool else None}
+        version = getattr(profile, "harness_version", None)
+        if version is not None:
+            out["harness_version"] = version
+        report = getattr(profile, "budget_report", None)
+        if report is not None:  # the harness's own budget, its built-in skills counted
+            out["budget"] = report(shown)
+        print_json(out)
     else:
         write_exact(block)
     return 0

@@ -1,27 +1,51 @@
-"""The claude-code profile: Claude Code (Anthropic's coding agent CLI).
+"""The claude-code profile: Claude Code (Anthropic's coding agent CLI), version :data:`HARNESS_VERSION`.
 
-Rules (harness-profiles.md, "claude-code"; [docs] official documentation, [CL] changelog, [source] public code,
-[inferred] observed behaviour with no public source):
+Every rule below was observed on the real Claude Code 2.1.332 (npm ``@anthropic-ai/claude-code``), run offline
+against a loopback fake Messages API (``tests/test_oracle_claude_code.py`` compares this profile with that binary
+byte for byte on every run; brackets name the edge-case folder or the oracle test case that shows the rule). Where the
+documentation says otherwise, the binary is what is reproduced. Rules marked [docs] were not checked against it.
 
-- Skills folders, in precedence order [docs]: managed, personal ``~/.claude/skills``, project ``.claude/skills``
-  in the start folder and each parent up to the repository root, ``--add-dir`` folders; then plugins
-  (``<plugin>/skills/<name>/SKILL.md``, named ``plugin:name``). A skill is ``<folder>/<name>/SKILL.md``, one
-  level below a skills folder; hidden folders are skipped and symlinked folders followed [inferred]. Commands
-  (``.claude/commands/*.md``) are listed too; on a clash the earlier scope wins and a skill beats a command.
-  Nested ``.claude/skills`` below the start folder load only once Claude touches a file there; when asked for,
-  they are named ``<dir>:<name>`` on a clash [CL 2.1.178] (``<dir>`` = the folder holding ``.claude``
-  [inferred]). Folders given by the caller are skills folders in precedence order.
-- Frontmatter [docs]: ``name`` (default: the folder name), ``description`` (default: the body's first
-  paragraph), ``when_to_use`` (appended to the description as `` - when_to_use`` [inferred]),
-  ``disable-model-invocation`` (never listed, not loadable by the model). Bad YAML loads the body with empty
-  metadata [CL 2.1.186]. No length limits (those belong to the skill-creator lint).
-- Listing [inferred]: a user-side ``<system-reminder>`` naming the Skill tool, one ``- name: description``
-  line each in discovery order; each description cut at 1,536 characters; over the budget (1% of the context
-  window, at 4 characters a token [inferred]) the names stay and the least-used skills lose their
-  descriptions (with no usage known, the last listed first [inferred]). ``skillOverrides`` [docs]: ``on``,
-  ``name-only`` (listed without a description), ``user-invocable-only`` (not listed), ``off`` (not loaded).
-- Tool ``Skill`` with input ``{"skill": name}`` [source]; the result is the skill's base directory and body
-  [inferred].
+- Skills folders, in precedence order: managed, personal ``~/.claude/skills``, project ``.claude/skills`` in the
+  start folder (and each parent up to the repository root [docs]), ``--add-dir`` folders [docs]; then plugins
+  [docs]; then commands (``.claude/commands/**/*.md``, ``sub/x.md`` named ``sub:x``) [cmd, sub:deep]. A skill is
+  ``<folder>/<dir>/SKILL.md`` one level below a skills folder (deeper ones are not read [inner]); hidden folders are
+  read [.hidden-skill] and symlinked folders followed [linked]. Folders given by the caller are skills folders in
+  precedence order.
+- A skill is identified by its **folder** [folder-x]: the Skill tool takes the folder or the ``name``; the listing
+  shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an earlier
+  skills folder is skipped [alpha]; a ``name`` already taken by an earlier skill or a built-in one is dropped
+  [dup-b, n-builtin]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
+  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; commands follow
+  the skills.
+- Frontmatter: between a first line ``---`` and the next ``---`` line (trailing blanks allowed, a byte-order mark
+  skipped, CRLF accepted). YAML 1.2 (``yes`` is a string, ``1.0`` reads as ``1``, ``1e3`` as ``1000``); when it
+  fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed]; when that
+  fails too, the metadata is ignored [bad-yaml]. A ``description`` that is a list or a mapping is ignored
+  [list-desc]; numbers and booleans are shown as JavaScript prints them [d-float].
+- Description: ``description`` (default: the body's first non-blank line, leading ``#`` removed [nodesc-h2], else
+  ``Skill`` [empty-body]), then `` - `` and ``when_to_use`` [when]; each run of line breaks and each tab become one
+  space [literal, tabbed]; ``<`` and ``>`` are escaped as ``&lt;`` / ``&gt;`` [angle]; over 1,536 UTF-16 units it is
+  cut to the first 1,535 plus ``…`` [len1537, emoji-cut]. ``disable-model-invocation`` (``true``, ``"true"``,
+  ``yes``) hides the skill [dmi]; ``user-invocable: false`` does not [not-user].
+- Listing: a paragraph of a ``system``-role message: ``The following skills are available for use with the Skill
+  tool:``, a blank line, one ``- label: description`` line per skill, then the 13 built-in ones
+  (:mod:`router.profiles.claude_code_builtins`) [builtin skills]; a skill in a folder of a built-in's name replaces
+  it [anthropic-skills corpus: claude-api]. The 4.x models (``claude-*-4-5``) get the same listing as a
+  ``<system-reminder>`` block of the user's message instead [budget-sonnet-4-5]. A hook's ``additionalContext``
+  follows in the same message as ``UserPromptSubmit hook additional context: <context>`` (a reminder block of its
+  own for the 4.x models) [hook context].
+- Budget: ``$SLASH_COMMAND_TOOL_CHAR_BUDGET``, else by model: 8,000 characters for the 200,000-token models
+  (``claude-*-4-5``), 40,000 for ``[1m]`` ones, 30,000 for the others, the default ``claude-opus-5-5`` included
+  [budget-*]. The listing costs its UTF-16 length, line breaks inside a built-in's description not counted, nor the
+  half of a character cut in two [emoji-cut]. Over budget, every line but the 11 built-in skills' starts name-only
+  and full lines come back greedily, most used first (then in listing order), each one that still fits [budget-*,
+  usage].
+- Tool ``Skill`` ``{"skill": string, "args"?: string}``, ``additionalProperties: false`` [tool-schema]. Result:
+  ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for this
+  skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
+  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi].
+- ``ClaudeAgentOptions(skills=[...])`` names skills by folder, and its listing leaves the built-in skills out
+  [emit-config].
 """
 
 from __future__ import annotations
@@ -30,32 +54,56 @@ import enum
 import json
 import os
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import yaml
 
 from router.errors import ConfigError, SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_text
-from router.frontmatter import safe_load
+from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
+from router.profiles.claude_code_builtins import BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA
 from router.skill import Skill
 
-MAX_DESCRIPTION_CHARS = 1536
-BUDGET_FRACTION = 0.01
-DEFAULT_CONTEXT_WINDOW = 200_000
-CHARS_PER_TOKEN = 4
+#: The Claude Code release these rules were checked against (the test oracle installs exactly this one).
+HARNESS_VERSION = "2.1.332"
+#: The model Claude Code uses when none is chosen (``--model``), which sets the listing budget.
+DEFAULT_MODEL = "claude-opus-5-5"
+MAX_DESCRIPTION_UNITS = 1536
 BUDGET_ENV = "SLASH_COMMAND_TOOL_CHAR_BUDGET"
+#: Listing budget in characters: 200,000-token models, 1,000,000-token (``[1m]``) ones, and every other model.
+BUDGET_200K = 8_000
+BUDGET_1M = 40_000
+BUDGET_DEFAULT = 30_000
 TOOL_NAME = "Skill"
-LISTING_HEADER = "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n"
-LISTING_FOOTER = "\n</system-reminder>"
+LISTING_HEADER = "The following skills are available for use with the Skill tool:\n\n"
+HOOK_CONTEXT_PREFIX = "UserPromptSubmit hook additional context: "
 SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
 SHORTLIST_MAX_SKILLS = 5
 SHORTLIST_MAX_DESCRIPTION = 250
 SHORTLIST_MAX_CHARS = 2000
+DEFAULT_DESCRIPTION = "Skill"
 
-_FENCE = re.compile(r"\A---[ \t]*\n(.*?)\n?---[ \t]*(?:\n|\Z)", re.S)
+_OPEN_FENCE = re.compile(r"---[ \t]*\r?\n")
+_CLOSE_FENCE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
+_LINE_BREAKS = re.compile(r"[\r\n]+|\t")
+_HEADING = re.compile(r"^#+\s*")
+_QUOTE_LINE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.+?)[ \t]*$")
+_NEEDS_QUOTES = re.compile(r": |[{}\[\]*&#!|>%@`]")
+_200K_MODEL = re.compile(r"(?:^|-)(?:opus|sonnet|haiku)-4(?:-[0-9]+)?(?:-|$)|claude-(?:opus|sonnet|haiku)-4-5")
+_GLUED_COMMENT = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+[|>][-+0-9]*#", re.M)
+_NAME_REJECTED = re.compile(r"[\s/]")
+# YAML 1.2 core schema (what Claude Code's YAML parser resolves plain scalars as)
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|"
+                    r"^\.(?:nan|NaN|NAN)$")
+# ICU root collation order of ASCII punctuation and symbols (all before digits and letters)
+_PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
 
 class Override(str, enum.Enum):
@@ -82,7 +130,7 @@ class Scope(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Source:
-    """A skills folder (``<folder>/<name>/SKILL.md``) or a commands folder (``<folder>/<name>.md``)."""
+    """A skills folder (``<folder>/<name>/SKILL.md``) or a commands folder (``<folder>/**/<name>.md``)."""
 
     path: str
     scope: Scope
@@ -91,45 +139,216 @@ class Source:
     owner: str | None = None  # the folder holding .claude, for nested skills
 
 
+@dataclass(frozen=True)
+class ToolResult:
+    """What the ``Skill`` tool answers: the ``tool_result`` content and the text block sent beside it."""
+
+    content: str
+    text: str
+
+
 def split_frontmatter(text: str) -> tuple[str | None, str]:
-    """(frontmatter or None, body); a byte-order mark and CRLF line ends are accepted [inferred]."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    match = _FENCE.match(text)
-    if match is None:
+    """(frontmatter or None, body exactly as in the file): the first line must be ``---``; a byte-order mark is
+    skipped and CRLF accepted, and the body keeps its own line ends."""
+    text = text.removeprefix("\ufeff")
+    opening = _OPEN_FENCE.match(text)
+    if opening is None:
         return None, text
-    return match.group(1), text[match.end():]
+    closing = _CLOSE_FENCE.search(text, opening.end())
+    if closing is None:
+        return None, text
+    return text[opening.end():closing.start()].replace("\r\n", "\n"), text[closing.end():]
 
 
-def first_paragraph(body: str) -> str:
-    """The first paragraph of the body that is not a heading, its lines joined by spaces [inferred]."""
-    paragraph: list[str] = []
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if not stripped:
-            if paragraph:
-                break
-            continue
-        if not paragraph and stripped.startswith("#"):
-            continue
-        paragraph.append(stripped)
-    return " ".join(paragraph)
+def first_line(body: str) -> str:
+    """The body's first non-blank line, trimmed, a Markdown heading's ``#`` removed."""
+    for line in body.splitlines():
+        if line.strip():
+            return _HEADING.sub("", line.strip()).strip()
+    return ""
 
 
-def _text(value: Any) -> str:
+def js_string(value: Any) -> str:
+    """``String(value)`` in JavaScript, for what YAML can produce."""
     if value is None:
-        return ""
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value.strip() if isinstance(value, str) else str(value).strip()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, list):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def _js_number(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else "+"
+        return f"{mantissa.removesuffix('.0')}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+    return text
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's loader with YAML 1.2 anchor and alias names: any characters but blanks and flow indicators
+    (PyYAML allows only letters, digits, ``-`` and ``_``)."""
+
+    def scan_anchor(self, TokenClass: Any) -> Any:  # noqa: N803 - PyYAML's signature
+        start_mark = self.get_mark()
+        self.forward()
+        length = 0
+        while self.peek(length) not in "\0 \t\r\n\x85\u2028\u2029,[]{}\ufeff":
+            length += 1
+        if not length:
+            raise yaml.scanner.ScannerError("while scanning an anchor", start_mark, "expected a name",
+                                            self.get_mark())
+        value = self.prefix(length)
+        self.forward(length)
+        return TokenClass(value, start_mark, self.get_mark())
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML 1.2 (core schema) as Claude Code's parser does; raises ``yaml.YAMLError``."""
+    comment = _GLUED_COMMENT.search(text)
+    if comment:  # YAML 1.2 wants a blank before a comment; PyYAML takes '>#...' as an empty block [d-glued]
+        raise yaml.YAMLError(f"a comment needs a blank before it (line {text.count(chr(10), 0, comment.start()) + 1})")
+    try:
+        node = compose(text)
+    except YAMLNestingError:
+        raise
+    except yaml.YAMLError:
+        if "&" not in text and "*" not in text:
+            raise
+        loader = _Loader(text)  # a YAML 1.2 anchor name PyYAML refuses [d-anchor]
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    if "*" in text:  # no alias without one: a "billion laughs" is refused as parsed, not when encoded
+        check_aliases(node)
+    return None if node is None else _construct(node, {})
+
+
+def _construct(node: yaml.Node, seen: dict[int, Any]) -> Any:
+    if id(node) in seen:
+        return seen[id(node)]
+    if isinstance(node, yaml.ScalarNode):
+        value = node.value
+        if node.style is not None or node.tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:null",
+                                                     "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                                                     "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"):
+            return value
+        if _NULL.match(value):
+            return None
+        if _BOOL.match(value):
+            return value.lower() == "true"
+        if _INT.match(value):
+            return int(value, 16) if value.startswith("0x") else int(value, 8) if value.startswith("0o") \
+                else int(value)
+        if _FLOAT.match(value):
+            lowered = value.lower()
+            return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
+        return value
+    if isinstance(node, yaml.SequenceNode):
+        items: list[Any] = []
+        seen[id(node)] = items
+        items.extend(_construct(child, seen) for child in node.value)
+        return items
+    mapping: dict[str, Any] = {}
+    seen[id(node)] = mapping
+    for key, value in node.value:
+        mapping[js_string(_construct(key, seen))] = _construct(value, seen)
+    return mapping
+
+
+def quote_problem_values(front: str) -> str:
+    """The retry after a YAML error: each top-level ``key: value`` whose value holds ``: `` or a YAML indicator is
+    double-quoted (already quoted values are left alone)."""
+    lines = []
+    for line in front.split("\n"):
+        match = _QUOTE_LINE.match(line)
+        if match:
+            key, value = match.groups()
+            quoted = (value[0] == value[-1] and value[0] in "\"'" and len(value) > 1)
+            if not quoted and _NEEDS_QUOTES.search(value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                line = f'{key}: "{escaped}"'
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def listed_text(description: str) -> str:
+    """A description as the listing shows it: ``<`` and ``>`` escaped, then cut to 1,535 UTF-16 units + ``…``."""
+    text = description.replace("<", "&lt;").replace(">", "&gt;")
+    return cut_utf16(text, MAX_DESCRIPTION_UNITS)
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cut_utf16(text: str, limit: int) -> str:
+    """``text`` when it is at most ``limit`` UTF-16 units, else its first ``limit - 1`` units and ``…`` (a
+    character outside the BMP may be cut in half, as JavaScript cuts it: the half left is sent as U+FFFD)."""
+    if utf16_len(text) <= limit:
+        return text
+    data = text.encode("utf-16-le", "surrogatepass")[:2 * (limit - 1)]
+    return data.decode("utf-16-le", "replace") + "…"
+
+
+def collation_key(text: str) -> tuple[Any, ...]:
+    """A sort key ordering as ICU's root collation (JavaScript ``localeCompare``) does for skill folder names:
+    punctuation first (``_`` before ``-`` before ``.``), then digits, then letters without regard to case or
+    accents; accents and then case (lower first) break ties."""
+    primary: list[tuple[int, int]] = []
+    secondary: list[str] = []
+    tertiary: list[int] = []
+    for ch in text:
+        decomposed = unicodedata.normalize("NFD", ch)
+        base, accents = decomposed[0], decomposed[1:]
+        lower = base.lower()
+        if base.isspace():
+            weight = (0, ord(base))
+        elif lower in _PUNCTUATION:
+            weight = (1, _PUNCTUATION.index(lower))
+        elif lower.isdigit():
+            weight = (3, unicodedata.digit(lower, 0))
+        elif lower.isalpha():
+            weight = (4, ord(lower))
+        else:
+            weight = (2, ord(base))
+        primary.append(weight)
+        secondary.append(accents)
+        tertiary.append(0 if base == lower else 1)
+    return (primary, secondary, tertiary)
+
+
+def label(skill: Skill) -> str:
+    """How the listing names a skill: its folder, with the frontmatter ``name`` in brackets when that differs."""
+    declared = skill.metadata.get("declared_name")
+    return f"{skill.name} ({declared})" if declared and declared != skill.name else skill.name
 
 
 def _flag(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes"))
 
 
-def listed_description(skill: Skill) -> str:
-    """``description`` with ``when_to_use`` appended, cut at 1,536 characters."""
-    return skill.description[:MAX_DESCRIPTION_CHARS]
+def model_budget(model: str) -> int:
+    """The listing budget Claude Code gives ``model`` (no ``$SLASH_COMMAND_TOOL_CHAR_BUDGET``)."""
+    if model.endswith("[1m]"):
+        return BUDGET_1M
+    return BUDGET_200K if _200K_MODEL.search(model) else BUDGET_DEFAULT
 
 
 class ClaudeCodeProfile(Profile):
@@ -151,11 +370,12 @@ class ClaudeCodeProfile(Profile):
     include_nested:
         Also list the ``.claude/skills`` folders below the start folder (Claude Code loads them only once it
         touches a file there).
-    context_window, char_budget:
-        The listing budget: ``char_budget`` characters when given (else ``$SLASH_COMMAND_TOOL_CHAR_BUDGET``),
-        otherwise 1% of ``context_window`` tokens at 4 characters a token.
+    model:
+        The model Claude Code runs (``--model``), which sets the listing budget (default ``claude-opus-5-5``).
+    char_budget:
+        The listing budget in characters, in place of ``$SLASH_COMMAND_TOOL_CHAR_BUDGET`` and the model's.
     usage:
-        Times each skill was used; the least used lose their descriptions first.
+        Times each skill (by folder) was used; over budget the most used get their descriptions back first.
     overrides:
         The ``skillOverrides`` setting: skill name to ``on``, ``name-only``, ``user-invocable-only`` or ``off``.
     """
@@ -163,11 +383,12 @@ class ClaudeCodeProfile(Profile):
     name = "claude-code"
     tool_errors_fail = True
     default_roots = ()
+    harness_version = HARNESS_VERSION
 
     def __init__(self, *, cwd: str | os.PathLike[str] | None = None, home: str | os.PathLike[str] | None = None,
                  managed: str | os.PathLike[str] | None = None, add_dirs: Sequence[str | os.PathLike[str]] = (),
                  plugins: Sequence[str | os.PathLike[str]] = (), include_nested: bool = False,
-                 context_window: int = DEFAULT_CONTEXT_WINDOW, char_budget: int | None = None,
+                 model: str | None = None, char_budget: int | None = None,
                  usage: Mapping[str, int] | None = None, overrides: Mapping[str, str] | None = None) -> None:
         self.cwd = cwd
         self.home = home
@@ -175,7 +396,7 @@ class ClaudeCodeProfile(Profile):
         self.add_dirs = tuple(add_dirs)
         self.plugins = tuple(plugins)
         self.include_nested = include_nested
-        self.context_window = context_window
+        self.model = model or DEFAULT_MODEL
         self.char_budget = char_budget
         self.usage = dict(usage or {})
         try:
@@ -183,6 +404,13 @@ class ClaudeCodeProfile(Profile):
         except ValueError as exc:
             raise ConfigError(f"skillOverrides: {exc}; use one of on, name-only, user-invocable-only, off") \
                 from None
+
+    def with_model(self, model: str | None) -> ClaudeCodeProfile:
+        """The same profile for another model (``--harness-model``)."""
+        other = ClaudeCodeProfile.__new__(ClaudeCodeProfile)
+        other.__dict__.update(self.__dict__)
+        other.model = model or DEFAULT_MODEL
+        return other
 
     # discovery
 
@@ -222,33 +450,45 @@ class ClaudeCodeProfile(Profile):
         return self.discover_sources(sources)
 
     def discover_sources(self, sources: Sequence[Source]) -> Discovery:
-        """Read these folders in precedence order; a later skill with a taken name is shadowed (reported as a
-        warning), except nested skills, which take the name ``<dir>:<name>`` instead."""
+        """Read these folders in precedence order. A skill is named by its folder (``plugin:folder`` in a plugin,
+        ``dir:folder`` for a nested clash, ``sub:name`` for a command in a subfolder); a later skill with a taken
+        folder is shadowed (a warning); a frontmatter ``name`` that is another skill's folder, a built-in skill's
+        name or an earlier skill's ``name`` is dropped [c-upper]. Each folder's skills are listed
+        in case-insensitive order, commands after skills."""
         skills: dict[str, Skill] = {}
+        declared = {name for name, _, _ in BUILTIN_SKILLS}  # the built-in skills' names are taken first
         warnings: list[str] = []
-        for source in sources:
-            for path in _skill_files(source):
+        ordered = [s for s in sources if not s.commands] + [s for s in sources if s.commands]
+        for source in ordered:
+            for ident, path in _skill_files(source):
                 try:
                     raw = read_skill_file(path)
                 except OSError as exc:
                     warnings.append(f"skipping {path}: {exc.strerror or exc}")
                     continue
-                folder = os.path.splitext(os.path.basename(path))[0] if source.commands else \
-                    os.path.basename(os.path.dirname(path))
-                skill = self.parse(path, raw, folder)
-                name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name
+                skill = self.parse(path, raw, ident)
+                name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name  # the folder, made safe
                 if source.scope is Scope.NESTED and name in skills:
                     name = f"{os.path.basename(source.owner or '')}:{name}"
                 if name in skills:
                     warnings.append(f"skipping {path}: '{name}' is already defined by {skills[name].path}")
                     continue
                 if skill.metadata.get("invalid_frontmatter"):
-                    warnings.append(f"{path}: frontmatter is not YAML, so Claude Code loads the body with empty "
-                                    f"metadata ({skill.metadata['invalid_frontmatter']})")
-                metadata = dict(skill.metadata, scope=source.scope.value,
+                    warnings.append(f"{path}: frontmatter is not YAML, so Claude Code ignores its metadata "
+                                    f"({skill.metadata['invalid_frontmatter']})")
+                metadata = dict(skill.metadata, scope=source.scope.value, position=len(skills),
                                 kind="command" if source.commands else "skill")
                 skills[name] = Skill(name=name, description=skill.description, path=path, body=skill.body,
                                      metadata=metadata)
+        for name, skill in list(skills.items()):  # a name another skill's folder has (anywhere) is not kept
+            own = skill.metadata.get("declared_name")
+            if own is None:
+                continue
+            if own in declared or (own != name and own in skills):
+                skills[name] = replace(skill, metadata={k: v for k, v in skill.metadata.items()
+                                                        if k != "declared_name"})
+            else:
+                declared.add(own)
         kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
         return Discovery(skills=kept, warnings=tuple(warnings))
 
@@ -257,23 +497,33 @@ class ClaudeCodeProfile(Profile):
         data: dict[str, Any] = {}
         invalid = ""
         if front is not None:
+            loaded: Any = {}
             try:
-                loaded = safe_load(front)  # yaml.safe_load, refusing nesting deep enough to exhaust recursion
-            except yaml.YAMLError as exc:
-                loaded = {}  # bad YAML: the body with empty metadata
-                invalid = _yaml_problem(exc)
+                loaded = load_yaml(front)
+            except yaml.YAMLError:
+                try:
+                    loaded = load_yaml(quote_problem_values(front))
+                except yaml.YAMLError as exc:
+                    invalid = _yaml_problem(exc)
             if isinstance(loaded, dict):
-                data = {str(k): v for k, v in loaded.items()}
-        name = _text(data.get("name")) or folder_name
-        description = _text(data.get("description")) or first_paragraph(body)
-        when = _text(data.get("when_to_use"))
-        if when:
-            description = f"{description} - {when}" if description else when
-        extra = {k: v for k, v in data.items() if k not in ("name", "description")}
+                data = loaded
+        extra: dict[str, Any] = {k: v for k, v in data.items() if k not in ("name", "description")}
+        own = data.get("name")
+        own_name = js_string(own).strip() if own is not None and not isinstance(own, (list, dict)) else ""
+        if own_name and not _NAME_REJECTED.search(own_name):
+            extra["declared_name"] = own_name
+        value = data.get("description")
+        description = js_string(value).strip() if value is not None and not isinstance(value, (list, dict)) \
+            else ""
+        description = description or first_line(body) or DEFAULT_DESCRIPTION
+        when = data.get("when_to_use")
+        if when is not None:
+            description = f"{description} - {js_string(when)}"
+        description = _LINE_BREAKS.sub(" ", description)
         extra["disable_model_invocation"] = _flag(data.get("disable-model-invocation"))
         if invalid:
             extra["invalid_frontmatter"] = invalid
-        return Skill(name=name, description=description, path=path, body=body, metadata=extra)
+        return Skill(name=folder_name, description=description, path=path, body=body, metadata=extra)
 
     # catalogue
 
@@ -284,54 +534,96 @@ class ClaudeCodeProfile(Profile):
         env = os.environ.get(BUDGET_ENV, "").strip()
         if env.isdigit():
             return int(env)
-        return int(self.context_window * BUDGET_FRACTION * CHARS_PER_TOKEN)
+        return model_budget(self.model)
 
     def listed(self, skills: Sequence[Skill]) -> list[Skill]:
-        """The skills the model is told about: every one but ``disable-model-invocation`` and those overridden
-        ``user-invocable-only`` or ``off``."""
-        return [s for s in skills if self.model_invocable(s)]
+        """The skills the model is told about, in Claude Code's order: every one but ``disable-model-invocation``
+        and those overridden ``user-invocable-only`` or ``off``."""
+        shown = [s for s in skills if self.model_invocable(s)]
+        return sorted(shown, key=lambda s: s.metadata.get("position", len(skills)))
 
     def model_invocable(self, skill: Skill) -> bool:
         hidden = (Override.USER_INVOCABLE_ONLY, Override.OFF)
         return not skill.metadata.get("disable_model_invocation") and self.overrides.get(skill.name) not in hidden
 
+    def builtins(self, skills: Sequence[Skill]) -> list[tuple[str, str, bool]]:
+        """The built-in skills listed after ``skills`` (those a skill of the same name replaces left out)."""
+        taken = {s.name for s in skills}
+        return [entry for entry in BUILTIN_SKILLS if entry[0] not in taken]
+
     def entries(self, skills: Sequence[Skill], budget: int | None = None) -> list[tuple[str, str]]:
-        """(name, description shown) per listed skill: descriptions cut at 1,536 characters, then removed from
-        the least used skills (the last listed first among equals) until the lines fit ``budget``."""
+        """(label, description shown) per listed line, the built-in ones last: every line full when the listing
+        fits ``budget``; otherwise all but the built-in skills start name-only and get their descriptions back,
+        most used first, each one that still fits."""
         budget = self.budget_chars() if budget is None else budget
-        rows = [(s.name, "" if self.overrides.get(s.name) is Override.NAME_ONLY else listed_description(s))
-                for s in self.listed(skills)]
-        total = sum(len(_line(n, d)) + 1 for n, d in rows)
-        order = sorted(range(len(rows)), key=lambda i: (self.usage.get(rows[i][0], 0), -i))
-        for index in order:
-            if total <= budget:
-                break
-            name, description = rows[index]
-            if description:
-                total -= len(description) + 2
-                rows[index] = (name, "")
+        listed = self.listed(skills)
+        rows: list[tuple[str, str]] = []
+        movable: list[int] = []
+        for skill in listed:
+            name_only = self.overrides.get(skill.name) is Override.NAME_ONLY
+            rows.append((label(skill), "" if name_only else listed_text(skill.description)))
+            if not name_only:
+                movable.append(len(rows) - 1)
+        uses = [self.usage.get(s.name, 0) for s in listed]
+        for name, description, fixed in self.builtins(listed):
+            rows.append((name, description))
+            uses.append(0)
+            if not fixed:
+                movable.append(len(rows) - 1)
+        full = list(rows)
+        if listing_cost(rows) <= budget:
+            return rows
+        for index in movable:
+            rows[index] = (rows[index][0], "")
+        total = listing_cost(rows)
+        for index in sorted(movable, key=lambda i: -uses[i]):
+            extra = _line_cost(*full[index]) - _line_cost(rows[index][0], "")
+            if total + extra <= budget:
+                rows[index] = full[index]
+                total += extra
         return rows
 
+    def reminder_style(self) -> bool:
+        """True when Claude Code sends its context to this model as ``<system-reminder>`` blocks of the user's
+        message (the 4.x models), False when as paragraphs of a ``system``-role message (the others)."""
+        return bool(_200K_MODEL.search(self.model))
+
     def render(self, skills: Sequence[Skill]) -> str:
+        """The listing: the paragraph of the ``system``-role message, or, for the 4.x models, the whole
+        ``<system-reminder>`` block of the user's message."""
+        text = LISTING_HEADER + "\n".join(_line(n, d) for n, d in self.entries(skills))
+        return f"<system-reminder>\n{text}\n</system-reminder>" if self.reminder_style() else text
+
+    def hook_block(self, context: str) -> str:
+        """How a hook's ``additionalContext`` reaches the model: the paragraph after the listing, or for the 4.x
+        models a ``<system-reminder>`` block of its own."""
+        text = f"{HOOK_CONTEXT_PREFIX}{context}"
+        return f"<system-reminder>\n{text}\n</system-reminder>" if self.reminder_style() else text
+
+    def budget_report(self, skills: Sequence[Skill]) -> dict[str, Any]:
+        """How the listing fits the budget: its cost in full, the budget, and how many lines keep a
+        description (the built-in ones counted)."""
         rows = self.entries(skills)
-        if not rows:
-            return ""
-        return LISTING_HEADER + "\n".join(_line(n, d) for n, d in rows) + LISTING_FOOTER
+        listed = self.listed(skills)
+        full_rows = [(label(s), listed_text(s.description)) for s in listed] + \
+            [(n, d) for n, d, _ in self.builtins(listed)]
+        return {"model": self.model, "budget": self.budget_chars(), "chars": listing_cost(full_rows),
+                "lines": len(rows), "full": sum(1 for _, d in rows if d),
+                "builtin": len(rows) - len(listed), "user_full": sum(1 for _, d in rows[:len(listed)] if d)}
 
     def tool(self, skills: Sequence[Skill]) -> ToolSpec:
-        return ToolSpec(
-            name=TOOL_NAME,
-            description="Execute a skill within the main conversation",
-            parameters={
-                "type": "object",
-                "properties": {"skill": {"type": "string",
-                                         "description": 'The skill name. E.g., "pdf" or "xlsx"'}},
-                "required": ["skill"],
-            },
-        )
+        return ToolSpec(name=TOOL_NAME, description=SKILL_TOOL_DESCRIPTION,
+                        parameters=json.loads(json.dumps(SKILL_TOOL_SCHEMA)))
 
-    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
-                  call_name: str | None = None) -> str:
+    def find(self, registry: SkillLookup, name: str) -> Skill | None:
+        """The skill the Skill tool loads for ``name``: by folder, else by frontmatter ``name``."""
+        found = registry.find(name)
+        if found is not None:
+            return found
+        return next((s for s in registry if s.metadata.get("declared_name") == name), None)
+
+    def tool_result(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None) -> ToolResult:
+        """The ``Skill`` tool's answer: ``Launching skill: NAME`` and the text block sent with it."""
         try:
             args = tool_arguments(arguments)
         except ValueError as exc:
@@ -340,18 +632,28 @@ class ClaudeCodeProfile(Profile):
         if not isinstance(name, str) or not name.strip():
             raise SkillToolError(f'{TOOL_NAME}: input "skill" must be a non-empty string')
         name = name.strip().removeprefix("/")
-        skill = registry.find(name)
+        skill = self.find(registry, name)
         if skill is None:
             raise SkillToolError(f"Unknown skill: {name}")
         if not self.model_invocable(skill):
-            raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to "
-                                 "disable-model-invocation")
+            raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. "
+                                 f"Ask the user to run /{name} themselves — it cannot be invoked via the Skill tool. "
+                                 "Do not replicate this skill's workflow by other means — it is reserved for "
+                                 "explicit user invocation.")
         try:
             raw = read_skill_file(skill.fs_path)
         except OSError as exc:
             raise SkillToolError(f"cannot read {skill.path}: {exc.strerror or exc}") from None
         _, body = split_frontmatter(decode_lossy(raw))
-        return f"Base directory for this skill: {skill.directory}\n\n{body.strip()}"
+        text = body if skill.metadata.get("kind") == "command" else \
+            f"Base directory for this skill: {skill.directory}\n\n{body}"
+        return ToolResult(content=f"Launching skill: {name}", text=text)
+
+    def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
+                  call_name: str | None = None) -> str:
+        """The tool result and its text block, separated by a blank line (see :meth:`tool_result`)."""
+        result = self.tool_result(registry, arguments)
+        return f"{result.content}\n\n{result.text}"
 
     # what the router adds
 
@@ -359,7 +661,7 @@ class ClaudeCodeProfile(Profile):
         """The ``additionalContext`` for a routed shortlist (best first): at most 5 skills, names as listed,
         descriptions cut at 250 characters, no ``disable-model-invocation`` skill, at most 2,000 characters in
         all (later skills are dropped to fit); '' when nothing is left."""
-        lines = [_line(s.name, s.description[:SHORTLIST_MAX_DESCRIPTION]) for s in self.listed(skills)]
+        lines = [_line(label(s), s.description[:SHORTLIST_MAX_DESCRIPTION]) for s in skills if self.model_invocable(s)]
         lines = lines[:SHORTLIST_MAX_SKILLS]
         while lines and len("\n".join([SHORTLIST_HEADER, *lines])) > SHORTLIST_MAX_CHARS:
             lines.pop()
@@ -377,10 +679,6 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or "invalid YAML"
     return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else problem
-
-
-def _line(name: str, description: str) -> str:
-    return f"- {name}: {description}" if description else f"- {name}"
 
 
 def _up_to_repo_root(cwd: str) -> list[str]:
@@ -416,22 +714,44 @@ def _plugin_name(folder: str) -> str:
     return name if isinstance(name, str) and name else os.path.basename(folder)
 
 
-def _skill_files(source: Source) -> list[str]:
+def _line(name: str, description: str) -> str:
+    return f"- {name}: {description}" if description else f"- {name}"
+
+
+def _line_cost(name: str, description: str) -> int:
+    line = _line(name, description)
+    cost = utf16_len(line) - line.count("\n")
+    if description.endswith("\ufffd…") and utf16_len(description) == MAX_DESCRIPTION_UNITS:
+        cost -= 1  # a character outside the BMP cut in half: the half left is not charged [emoji-cut]
+    return cost
+
+
+def listing_cost(rows: Sequence[tuple[str, str]]) -> int:
+    """What Claude Code charges a listing against its budget: the UTF-16 length of its lines joined by line
+    breaks, line breaks inside a description not counted."""
+    return sum(_line_cost(n, d) for n, d in rows) + max(len(rows) - 1, 0)
+
+
+def _skill_files(source: Source) -> list[tuple[str, str]]:
+    """(name, path) of each skill or command in a folder, in Claude Code's order."""
+    if source.commands:
+        found = []
+        for folder, dirs, files in os.walk(source.path, followlinks=True):
+            dirs.sort(key=os.fsencode)
+            relative = os.path.relpath(folder, source.path)
+            prefix = "" if relative == "." else relative.replace(os.sep, ":") + ":"
+            for entry in files:
+                path = os.path.join(folder, entry)
+                if entry.endswith(".md") and os.path.isfile(path):
+                    found.append((prefix + entry[:-3], path))
+        return sorted(found, key=lambda item: collation_key(item[0]))
     try:
         entries = sorted_entries(source.path)
     except OSError:
         return []
-    found = []
-    for entry in entries:
-        if entry.startswith("."):
-            continue
-        path = os.path.join(source.path, entry)
-        if source.commands:
-            if entry.endswith(".md") and os.path.isfile(path):
-                found.append(path)
-        elif os.path.isfile(os.path.join(path, SKILL_FILE)):
-            found.append(os.path.join(path, SKILL_FILE))
-    return found
+    skills = [(entry, os.path.join(source.path, entry, SKILL_FILE)) for entry in entries
+              if os.path.isfile(os.path.join(source.path, entry, SKILL_FILE))]
+    return sorted(skills, key=lambda item: collation_key(item[0]))
 
 
 PROFILE = ClaudeCodeProfile()
