@@ -33,6 +33,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 import tomllib
 from collections import deque
 from dataclasses import dataclass
@@ -45,12 +46,13 @@ from router.frontmatter import compose, safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
                                   tool_arguments)
 from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
-from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listable,
-                                           listed_path,
-                                           prompt_order, scope_of)
+from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
+                                           build_listing, entry_line, listable, listed_path, prompt_order, scope_of,
+                                           usage_instructions)
 from router.skill import Skill
 
-__all__ = ["PROFILE", "Budget", "CodexProfile", "Listing", "Root", "Scope", "build_listing", "extract_mentions",
+__all__ = ["CODEX_VERSION", "DEFAULT_MODEL", "PROFILE", "Budget", "CodexProfile", "Listing", "Root", "Scope",
+           "build_listing", "extract_mentions",
            "inject", "mentioned", "prompt_order"]
 
 MAX_SCAN_DEPTH = 6
@@ -116,6 +118,7 @@ _LIBYAML_PROBLEMS = (
     ("mapping values are not allowed here", "mapping values are not allowed in this context"),
     ("expected <block end>, but found", "did not find expected key"),
     ("found character", "found character that cannot start any token"),
+    ("found undefined alias", "unknown anchor"),
 )
 
 
@@ -139,7 +142,8 @@ def serde_yaml_error(exc: yaml.MarkedYAMLError) -> str:
         text += f", {exc.context}"
         same = exc.context_mark is not None and exc.problem_mark is not None and \
             (exc.context_mark.line, exc.context_mark.column) == (exc.problem_mark.line, exc.problem_mark.column)
-        if exc.context_mark is not None and not same:
+        at_start = exc.context_mark is not None and (exc.context_mark.line, exc.context_mark.column) == (0, 0)
+        if exc.context_mark is not None and not same and not at_start:
             text += f" at {_mark(exc.context_mark)}"
     return text
 
@@ -164,14 +168,66 @@ def _optional_string(node: yaml.Node, key: str) -> str | None:
 def read_fields(front: str) -> dict[str, str | None]:
     """``name``, ``description`` and ``metadata.short-description`` as Codex's serde_yaml struct reads them.
 
+    YAML that does not parse is read once more with its plain values quoted (:func:`quote_plain_values`), as
+    Codex 0.171.0 does [unquoted-colon, invalid-yaml-bracket]; when that fails too, the first error stands.
     Raises ValueError with the text after ``invalid YAML: ``.
     """
     try:
-        root = compose(front)  # PyYAML's compose, refusing nesting deep enough to exhaust its recursion
+        root = _compose(front)
+    except ValueError as first:
+        repaired = quote_plain_values(front)
+        if repaired == front:
+            raise
+        try:
+            return _fields(_compose(repaired))
+        except ValueError:
+            raise first from None
+    return _fields(root)
+
+
+_KEY_LINE = re.compile(r"^([ \t]*)([^\s#][^:]*?):[ \t]+(.*)$")
+_BLOCK_HEADER = re.compile(r"^[|>][-+0-9]*$")
+_NEEDS_QUOTES = re.compile(r":[ \t]")
+_QUOTE_FIRST = "[{@`"
+
+
+def quote_plain_values(front: str) -> str:
+    """Codex's second reading of frontmatter that is not YAML: each ``key: value`` line whose value (comment
+    removed, trimmed) holds ``:`` and a blank or starts with one of ``[{@``` becomes ``key: 'value'``; quoted
+    values, block scalars and the lines inside them are left as they are."""
+    out: list[str] = []
+    block_indent: int | None = None
+    for line in front.split("\n"):
+        indent = len(line) - len(line.lstrip(" \t"))
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        match = _KEY_LINE.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        lead, key, value = match.groups()
+        value = rust_trim(re.split(r"[ \t]#", value, maxsplit=1)[0])
+        if _BLOCK_HEADER.match(value):
+            block_indent = indent
+        if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST):
+            line = f"{lead}{key}: '" + value.replace("'", "''") + "'"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _compose(front: str) -> yaml.Node | None:
+    try:
+        return compose(front)  # PyYAML's compose, refusing nesting deep enough to exhaust its recursion
     except yaml.MarkedYAMLError as exc:
         raise ValueError(serde_yaml_error(exc)) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+
+
+def _fields(root: yaml.Node | None) -> dict[str, str | None]:
     fields: dict[str, str | None] = {}
     if root is None:
         return fields
@@ -183,7 +239,7 @@ def read_fields(front: str) -> dict[str, str | None]:
             continue
         key = key_node.value
         if key in seen and key in ("name", "description", "metadata"):
-            raise ValueError(f"duplicate field `{key}` at {_mark(key_node.start_mark)}")
+            raise ValueError(f"duplicate field `{key}`")
         seen.add(key)
         if key in ("name", "description"):
             fields[key] = _optional_string(value_node, key)
@@ -307,6 +363,22 @@ def inject(text: str, skills: Sequence[Skill]) -> tuple[list[str], list[str]]:
     return items, warnings
 
 
+def _utf8_error(exc: UnicodeDecodeError) -> str:
+    """Rust's ``Utf8Error`` text for this decoding error."""
+    if exc.reason == "unexpected end of data":
+        return f"incomplete utf-8 byte sequence from index {exc.start}"
+    return f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    """The user config as a table ({} when missing or not TOML: discovery reports that)."""
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def _read_text(path: str) -> str:
     with open(path, "rb") as handle:
         raw = handle.read()
@@ -340,8 +412,17 @@ class CodexProfile(Profile):
         The Admin root (default ``/etc/codex/skills``).
     plugins:
         ``(plugin name, skills folder)`` pairs: User roots whose skills are named ``plugin:skill``.
+    model:
+        The model Codex runs (``--harness-model``; default: ``model`` in ``$CODEX_HOME/config.toml``, else
+        :data:`DEFAULT_MODEL`). It sets the context window and whether ``### How to use skills`` is listed.
     context_window:
-        The model's context window in tokens; the listing budget is 2% of it. None: 8,000 characters.
+        Codex's ``model_context_window``: replaces the model's window (default: the config's, else the model's).
+    max_context_tokens:
+        Codex's ``skills.max_context_tokens``: the listing budget itself (default: the config's, else 2% of the
+        window).
+    bundled:
+        Codex's ``skills.bundled.enabled``: False leaves the System root (``$CODEX_HOME/skills/.system``) out
+        (default: the config's, else True).
     """
 
     name = "codex"
@@ -352,14 +433,45 @@ class CodexProfile(Profile):
                  home: str | os.PathLike[str] | None = None, admin_root: str | os.PathLike[str] | None = ADMIN_ROOT,
                  plugins: Sequence[tuple[str, str | os.PathLike[str]]] = (),
                  project_root_markers: Sequence[str] = PROJECT_ROOT_MARKERS,
-                 context_window: int | None = None) -> None:
+                 model: str | None = None, context_window: int | None = None,
+                 max_context_tokens: int | None = None, bundled: bool | None = None) -> None:
         self.cwd = cwd
         self.codex_home = codex_home
         self.home = home
         self.admin_root = admin_root
         self.plugins = tuple(plugins)
         self.project_root_markers = tuple(project_root_markers)
-        self.budget = Budget.for_context(context_window)
+        self.model = model
+        self.context_window = context_window
+        self.max_context_tokens = max_context_tokens
+        self.bundled = bundled
+
+    def _setting(self, given: Any, *keys: str) -> Any:
+        """A constructor value, else the user config's (``$CODEX_HOME/config.toml``), else None."""
+        if given is not None:
+            return given
+        value: Any = _read_config(os.path.join(self._codex_home(), "config.toml"))
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    @property
+    def harness_model(self) -> str:
+        """The model whose rules apply: the one given, the config's ``model``, else Codex's default."""
+        model = self._setting(self.model, "model")
+        return model if isinstance(model, str) and model else DEFAULT_MODEL
+
+    @property
+    def budget(self) -> Budget:
+        """The listing budget for :attr:`harness_model` (``model_context_window`` and
+        ``skills.max_context_tokens`` applied)."""
+        window = self._setting(self.context_window, "model_context_window")
+        tokens = self._setting(self.max_context_tokens, "skills", "max_context_tokens")
+        return Budget.for_model(self.harness_model, window if isinstance(window, int) else None,
+                                tokens if isinstance(tokens, int) else None)
+
+    def _bundled(self) -> bool:
+        return self._setting(self.bundled, "skills", "bundled", "enabled") is not False
 
     # discovery
 
@@ -370,13 +482,15 @@ class CodexProfile(Profile):
         codex_home = self._codex_home()
         project = self.project_root(cwd)
         between = _dirs_between(project, cwd)
-        # Project config layers: each folder's .codex between the project root and cwd, nearest first; the
-        # user's own ~/.codex is the User layer, never a project one.
-        roots = [Root(os.path.join(d, ".codex", "skills"), Scope.REPO) for d in reversed(between)
-                 if os.path.isdir(os.path.join(d, ".codex")) and os.path.join(d, ".codex") != codex_home]
+        # The project config layer: the working folder's .codex (an ancestor's is not read for a project that is
+        # not trusted) [sub-folder-project]; the user's own ~/.codex is the User layer, never a project one.
+        dot_codex = os.path.join(cwd, ".codex")
+        roots = [Root(os.path.join(dot_codex, "skills"), Scope.REPO)] \
+            if os.path.isdir(dot_codex) and dot_codex != codex_home else []
         roots += [Root(os.path.join(codex_home, "skills"), Scope.USER),
-                  Root(os.path.join(home, ".agents", "skills"), Scope.USER),
-                  Root(os.path.join(codex_home, "skills", ".system"), Scope.SYSTEM)]
+                  Root(os.path.join(home, ".agents", "skills"), Scope.USER)]
+        if self._bundled():
+            roots.append(Root(os.path.join(codex_home, "skills", ".system"), Scope.SYSTEM))
         if self.admin_root is not None:
             roots.append(Root(os.path.abspath(os.fspath(self.admin_root)), Scope.ADMIN))
         roots += [Root(os.path.abspath(os.fspath(path)), Scope.USER, plugin) for plugin, path in self.plugins]
@@ -445,6 +559,7 @@ class CodexProfile(Profile):
             return
         follow = root.scope is not Scope.SYSTEM
         visited = {top}
+        # (the folder as found, through symlinked folders; its depth): the listing shows paths as found
         queue: deque[tuple[str, int]] = deque([(top, 0)])
         truncated = False
 
@@ -455,8 +570,9 @@ class CodexProfile(Profile):
             if len(visited) >= MAX_DIRS_PER_ROOT:
                 truncated = True
                 return
-            if folder not in visited:
-                visited.add(folder)
+            canonical = os.path.realpath(folder)
+            if canonical not in visited:
+                visited.add(canonical)
                 queue.append((folder, depth))
 
         while queue:
@@ -471,16 +587,16 @@ class CodexProfile(Profile):
                 path = os.path.join(folder, entry)
                 if os.path.islink(path):
                     if follow and os.path.isdir(path):
-                        enqueue(os.path.realpath(path), depth + 1)
+                        enqueue(path, depth + 1)
                     continue
                 if os.path.isdir(path):
-                    enqueue(os.path.realpath(path), depth + 1)
+                    enqueue(path, depth + 1)
                 elif entry == SKILL_FILE and os.path.isfile(path):
                     try:
                         skills.append(self._load(path, root, top, index))
                     except (OSError, ValueError) as exc:
                         if root.scope is not Scope.SYSTEM:
-                            errors.append(f"{path}: {exc}")
+                            errors.append(f"{os.path.realpath(path)}: {exc}")
         if truncated:
             warnings.append(f"skills scan truncated after {MAX_DIRS_PER_ROOT} directories (root: {top})")
 
@@ -493,7 +609,7 @@ class CodexProfile(Profile):
         skill = self.parse(path, raw, os.path.basename(os.path.dirname(path)))
         name = f"{root.plugin}:{skill.name}" if root.plugin else skill.name
         _check_length(name, MAX_NAME_LEN, "name")  # the plugin namespace counts toward the limit
-        metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index)
+        metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index, found_path=path)
         metadata.update(_openai_yaml_policy(os.path.dirname(path)))
         return Skill(name=name, description=skill.description, path=os.path.realpath(path), body=skill.body,
                      metadata=metadata)
@@ -501,8 +617,8 @@ class CodexProfile(Profile):
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError("failed to read file: stream did not contain valid UTF-8") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"failed to read file: {_utf8_error(exc)}") from None
         front = extract_frontmatter(text)
         if front is None:
             raise ValueError("missing YAML frontmatter delimited by ---")
@@ -514,7 +630,7 @@ class CodexProfile(Profile):
         description = collapse(fields.get("description") or "")
         short = collapse(fields.get("short-description") or "")
         _check_length(name, MAX_NAME_LEN, "name")
-        _check_length(description, MAX_DESCRIPTION_LEN, "description")
+        _check_length(description, sys.maxsize, "description")  # a longer one is cut when listed
         if short:
             _check_length(short, MAX_DESCRIPTION_LEN, "metadata.short-description")
         metadata = {"short_description": short} if short else {}
@@ -524,7 +640,7 @@ class CodexProfile(Profile):
 
     def listing(self, skills: Sequence[Skill], budget: Budget | None = None) -> Listing:
         """The listing and the warning Codex shows the user (budget: this profile's unless given)."""
-        return build_listing(skills, budget or self.budget)
+        return build_listing(skills, budget or self.budget, usage_instructions(self.harness_model))
 
     def render(self, skills: Sequence[Skill]) -> str:
         return self.listing(skills).text

@@ -1,0 +1,269 @@
+"""The codex profile against the real Codex CLI (:data:`tests.oracle_codex.CODEX_VERSION`), byte for byte.
+
+Each case lays out a library in an isolated ``$CODEX_HOME`` / ``$HOME`` / working folder, asks the binary what the
+model sees (``codex debug prompt-input``), what it discovered (``app-server`` ``skills/list``) or what it sent
+(``codex exec`` against a loopback Responses API), and compares the profile's answer for the same folders.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from router.profiles.codex import CodexProfile
+from tests.oracle_codex import CodexWorld, codex_binary
+
+__all__ = ["codex_binary"]  # the session fixture, imported so that pytest finds it
+
+OFF = "skills.bundled.enabled=false"
+CORPORA = Path("/work/shared/corpora")
+CORPUS_ROOTS = (CORPORA / "anthropic-skills" / "skills", CORPORA / "awesome-skills" / "skills",
+                CORPORA / "scientific-skills" / "scientific-skills")
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return path
+
+
+def md(root: Path, folder: str, front: str | bytes, body: str = "Body\n") -> Path:
+    """``root/folder/SKILL.md`` with this frontmatter text (between the fences) or these raw bytes."""
+    if isinstance(front, bytes):
+        return write(root / folder / "SKILL.md", front)
+    return write(root / folder / "SKILL.md", f"---\n{front}---\n{body}")
+
+
+def fm(name: str | None, description: str | None) -> str:
+    return (f"name: {name}\n" if name is not None else "") + \
+        (f"description: {description}\n" if description is not None else "")
+
+
+def profile_for(world: CodexWorld, overrides: tuple[str, ...] = (OFF,)) -> CodexProfile:
+    """The profile for this world and these ``-c`` settings (``m=MODEL`` is ``-m MODEL``)."""
+    options: dict[str, Any] = {}
+    for item in overrides:
+        key, _, value = item.partition("=")
+        if key == "m":
+            options["model"] = value
+        elif key == "model_context_window":
+            options["context_window"] = int(value)
+        elif key == "skills.max_context_tokens":
+            options["max_context_tokens"] = int(value)
+        elif key == "skills.bundled.enabled":
+            options["bundled"] = value == "true"
+    return CodexProfile(cwd=world.cwd, codex_home=world.codex_home, home=world.home, admin_root=None, **options)
+
+
+def ours(world: CodexWorld, overrides: tuple[str, ...] = (OFF,)) -> str | None:
+    profile = profile_for(world, overrides)
+    text = profile.listing(list(profile.discover().skills)).text
+    return text or None
+
+
+def discovered(world: CodexWorld, overrides: tuple[str, ...] = (OFF,)) -> tuple[list[tuple], list[tuple]]:
+    found = profile_for(world, overrides).discover()
+    skills = [(s.name, s.description, s.metadata.get("canonical_path", s.path), s.metadata.get("scope"),
+               s.metadata.get("enabled", True)) for s in found.skills]
+    errors = [tuple(line.split(": ", 1)) for line in found.errors]
+    return skills, errors
+
+
+def theirs_discovered(world: CodexWorld, overrides: tuple[str, ...] = (OFF,)) -> tuple[list[tuple], list[tuple]]:
+    answer = world.skills_list(overrides)
+    skills = [(s["name"], s["description"], s["path"], s["scope"], s["enabled"]) for s in answer["skills"]]
+    return skills, [(e["path"], e["message"]) for e in answer["errors"]]
+
+
+# --- the cases ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    layout: Callable[[CodexWorld], Any]
+    overrides: tuple[str, ...] = (OFF,)
+
+
+def _user(front: str | bytes, folder: str = "s", body: str = "Body\n") -> Callable[[CodexWorld], Any]:
+    return lambda w: md(w.user_skills, folder, front, body)
+
+
+def _symlinked_folder(w: CodexWorld) -> None:
+    md(w.root / "elsewhere", "real", fm("linked", "Reached through a link."))
+    w.user_skills.mkdir(parents=True, exist_ok=True)
+    os.symlink(w.root / "elsewhere" / "real", w.user_skills / "link")
+
+
+def _symlinked_file(w: CodexWorld) -> None:
+    target = md(w.root / "elsewhere", "real", fm("filelink", "A linked SKILL.md file."))
+    (w.user_skills / "f").mkdir(parents=True)
+    os.symlink(target, w.user_skills / "f" / "SKILL.md")
+
+
+def _symlinked_root(w: CodexWorld) -> None:
+    md(w.root / "lib", "one", fm("one", "In a linked root."))
+    os.symlink(w.root / "lib", w.user_skills)
+
+
+def _duplicates(w: CodexWorld) -> None:
+    md(w.user_skills, "b-folder", fm("same", "Second by path."))
+    md(w.user_skills, "a-folder", fm("same", "First by path."))
+
+
+def _names_vs_folders(w: CodexWorld) -> None:
+    md(w.user_skills, "folder-x", fm("differs-from-folder", "Name is not the folder."))
+    md(w.user_skills, "no-name", fm(None, "Takes the folder name."))
+    md(w.user_skills, "Upper", fm("Zebra", "Capitals sort first."))
+    md(w.user_skills, "lower", fm("apple", "Lower case."))
+
+
+def _hidden_and_nested(w: CodexWorld) -> None:
+    md(w.user_skills, ".hidden", fm("hidden", "In a hidden folder."))
+    md(w.user_skills, "a/b/c/d/e/deep", fm("deep", "Six levels down."))
+    md(w.user_skills, "a/b/c/d/e/f/g/deeper", fm("deeper", "Too deep."))
+    md(w.user_skills, "outer", fm("outer", "Holds another skill."))
+    md(w.user_skills, "outer/inner", fm("inner", "Inside another skill."))
+    md(w.user_skills, "x/.dot/y", fm("under-dot", "Below a hidden folder."))
+
+
+def _all_roots(w: CodexWorld) -> None:
+    (w.cwd / ".git").mkdir()
+    md(w.cwd / ".agents" / "skills", "repo-agents", fm("repo-agents", "Repo .agents."))
+    md(w.cwd / ".codex" / "skills", "repo-codex", fm("repo-codex", "Repo .codex."))
+    md(w.user_skills, "user-codex", fm("user-codex", "User CODEX_HOME."))
+    md(w.home / ".agents" / "skills", "user-agents", fm("user-agents", "User ~/.agents."))
+
+
+def _sub_folder_project(w: CodexWorld) -> None:
+    (w.root / ".git").mkdir()  # the project root is above the working folder
+    md(w.root / ".agents" / "skills", "top", fm("top", "At the project root."))
+    md(w.cwd / ".agents" / "skills", "sub", fm("sub", "In the working folder."))
+    md(w.root / ".codex" / "skills", "top-codex", fm("top-codex", "Project .codex."))
+
+
+def _openai_yaml(policy: str) -> Callable[[CodexWorld], Any]:
+    def layout(w: CodexWorld) -> None:
+        md(w.user_skills, "visible", fm("visible", "Always listed."))
+        md(w.user_skills, "flagged", fm("flagged", "Policy decides."))
+        write(w.user_skills / "flagged" / "agents" / "openai.yaml", policy)
+    return layout
+
+
+def _config(rules: str, *, extra: Callable[[CodexWorld], Any] | None = None) -> Callable[[CodexWorld], Any]:
+    def layout(w: CodexWorld) -> None:
+        md(w.user_skills, "keep", fm("keep", "Stays enabled."))
+        md(w.user_skills, "drop", fm("drop", "Disabled by the config."))
+        md(w.user_skills, "twin-a", fm("twin", "Twin A."))
+        md(w.user_skills, "twin-b", fm("twin", "Twin B."))
+        w.config = rules.replace("{skills}", str(w.user_skills))
+        if extra:
+            extra(w)
+    return layout
+
+
+def _many(count: int, description: str = "Does thing {i} with enough words to make the line longer.",
+          folder: str = "s{i:03d}") -> Callable[[CodexWorld], Any]:
+    def layout(w: CodexWorld) -> None:
+        for i in range(count):
+            md(w.user_skills, folder.format(i=i), fm(folder.format(i=i), description.format(i=i)))
+    return layout
+
+
+LONG = "Use when " + "x" * 1100
+EXACT = "y" * 1024
+CASES = [
+    # names, folders, roots
+    Case("names-vs-folders", _names_vs_folders),
+    Case("duplicate-names", _duplicates),
+    Case("hidden-and-nested", _hidden_and_nested),
+    Case("symlinked-folder", _symlinked_folder),
+    Case("symlinked-file", _symlinked_file),
+    Case("symlinked-root", _symlinked_root),
+    Case("all-roots", _all_roots),
+    Case("sub-folder-project", _sub_folder_project),
+    Case("plugin-like-name", _user(fm("ns:skill", "A colon in the name."))),
+    Case("long-name", _user(fm("n" * 65, "Name over 64."))),
+    Case("name-64", _user(fm("n" * 64, "Name of 64."))),
+    # YAML shapes
+    Case("unquoted-colon", _user(fm("colon", "Use when: the user asks for: things"))),
+    Case("unquoted-colon-space", _user("name: colon2\ndescription: key: value: more\n")),
+    Case("invalid-yaml-bracket", _user("name: [unclosed\ndescription: broken\n")),
+    Case("invalid-yaml-indent", _user("name: bad\n  description: indented\n")),
+    Case("block-literal", _user("name: lit\ndescription: |\n  First line.\n  Second  line.\n\n  Third.\n")),
+    Case("block-folded", _user("name: fold\ndescription: >-\n  Folded\n  text here.\n")),
+    Case("quoted", _user("name: 'q'\ndescription: \"Quoted \\\"text\\\" with \\u00e9\"\n")),
+    Case("multi-line-plain", _user("name: plain\ndescription: first line\n  continues here\n  and here\n")),
+    Case("missing-description", _user(fm("nodesc", None))),
+    Case("empty-description", _user("name: empty\ndescription: \"\"\n")),
+    Case("null-description", _user("name: nul\ndescription: ~\n")),
+    Case("number-description", _user("name: num\ndescription: 42\n")),
+    Case("bool-name", _user("name: true\ndescription: A boolean name.\n")),
+    Case("list-description", _user("name: lst\ndescription:\n  - a\n  - b\n")),
+    Case("map-description", _user("name: mp\ndescription:\n  a: b\n")),
+    Case("long-description", _user(fm("long", LONG))),
+    Case("description-1024", _user(fm("exact", EXACT))),
+    Case("long-multibyte-description", _user(fm("multi", "é" * 1030))),
+    Case("short-description", _user("name: sd\ndescription: Long one.\nmetadata:\n  short-description: Short.\n")),
+    Case("bom", _user(b"\xef\xbb\xbf---\nname: bom\ndescription: Starts with a BOM.\n---\nBody\n")),
+    Case("crlf", _user(b"---\r\nname: crlf\r\ndescription: Windows lines.\r\n---\r\nBody\r\n")),
+    Case("no-frontmatter", _user(b"# Just a title\n\nBody\n")),
+    Case("unclosed-frontmatter", _user(b"---\nname: open\ndescription: never closed\n")),
+    Case("indented-fences", _user(b"  ---\nname: ind\ndescription: Fences with spaces.\n  ---  \nBody\n")),
+    Case("extra-keys", _user("name: extra\ndescription: Has more keys.\nallowed-tools:\n  - Read\nversion: 2\n"
+                             "when_to_use: Never shown.\n")),
+    Case("duplicate-key", _user("name: dupkey\ndescription: one\ndescription: two\n")),
+    Case("not-utf8", _user(b"---\nname: latin\ndescription: caf\xe9\n---\n")),
+    Case("whitespace", _user("name: '  spaced   name '\ndescription: \"  lots\\t of \\n space  \"\n")),
+    Case("angle-brackets", _user(fm("angles", "Use <tags> & \"quotes\" as is."))),
+    Case("disable-model-invocation", _user(fm("dmi", "Claude flag.") + "disable-model-invocation: true\n")),
+    # invocation policy and config
+    Case("openai-yaml-implicit-false", _openai_yaml("policy:\n  allow_implicit_invocation: false\n")),
+    Case("openai-yaml-implicit-true", _openai_yaml("policy:\n  allow_implicit_invocation: true\n")),
+    Case("openai-yaml-invalid", _openai_yaml("policy: [broken\n")),
+    Case("config-path-disable", _config('[[skills.config]]\npath = "{skills}/drop/SKILL.md"\nenabled = false\n')),
+    Case("config-name-disable", _config('[[skills.config]]\nname = "twin"\nenabled = false\n')),
+    Case("config-name-then-path", _config('[[skills.config]]\nname = "twin"\nenabled = false\n'
+                                          '[[skills.config]]\npath = "{skills}/twin-b/SKILL.md"\nenabled = true\n')),
+    Case("config-both-selectors", _config('[[skills.config]]\nname = "drop"\npath = "{skills}/drop/SKILL.md"\n'
+                                          'enabled = false\n')),
+    # the surrounding text and the model
+    Case("empty-library", lambda w: None),
+    Case("model-gpt-5.5", _many(2), (OFF, "m=gpt-5.5")),
+    Case("model-unknown", _many(2), (OFF, "m=oracle-unknown-model")),
+    Case("bundled-system-skills", _many(1), ()),
+    # budgets: 2% of the context window in tokens, the table not charged
+    Case("budget-window-4000", _many(12), (OFF, "model_context_window=4000")),
+    Case("budget-window-10000", _many(12), (OFF, "model_context_window=10000")),
+    Case("budget-window-1000", _many(12), (OFF, "model_context_window=1000")),
+    Case("budget-window-1", _many(3), (OFF, "model_context_window=1")),
+    Case("budget-max-tokens", _many(6, "word " * 150), (OFF, "skills.max_context_tokens=100")),
+    Case("budget-shortened-only", _many(6, "word " * 150), (OFF, "model_context_window=20000")),
+    Case("budget-multibyte", _many(8, "ünïcödé → 描述 {i} " * 8), (OFF, "model_context_window=6000")),
+    Case("budget-gpt-5.5", _many(60, "d{i} " + "z" * 400), (OFF, "m=gpt-5.5")),
+    Case("budget-unknown-model", _many(60, "d{i} " + "z" * 400), (OFF, "m=oracle-unknown-model")),
+    Case("budget-default-model", _many(110, "d{i} " + "z" * 400), (OFF,)),
+]
+
+XFAIL: dict[str, str] = {}
+
+
+def _params() -> list[Any]:
+    return [pytest.param(case, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=XFAIL[case.id])]
+                         if case.id in XFAIL else []) for case in CASES]
+
+
+@pytest.fixture
+def world(codex_binary: Path, tmp_path: Path) -> CodexWorld:
+    return CodexWorld(codex_binary, tmp_path)
+
+
+@pytest.mark.parametrize("case", _params())
+def test_listing_matches_codex(world: CodexWorld, case: Case) -> None:
+    case.layout(world)
+    theirs = world.skills_text(case.overrides)  # writes the world's config.toml, which the profile reads too
+    assert ours(world, case.overrides) == theirs
