@@ -249,6 +249,141 @@ CASES = [
     Case("budget-default-model", _many(110, "d{i} " + "z" * 400), (OFF,)),
 ]
 
+#: Frontmatter shapes (folder -> the text between the fences), read by one app-server run: unquoted colons, YAML
+#: indicators, comments, block scalars, quotes, anchors, tags, tabs, CRLF, nested and unrelated broken keys.
+FRONTMATTER_SHAPES = {
+    'a': 'name: a\ndescription: Use when: a\n  continued line\n',
+    'b': 'name: b\ndescription: it\'s "quoted" inside: yes\n',
+    'c': "name: c\ndescription: 'unterminated\n",
+    'd': 'name: d\ndescription: - dash: x\n',
+    'e': 'name: e\ndescription: #comment: x\n',
+    'f': 'name: f\ndescription: a: b # trailing comment\n',
+    'g': 'name: g\ndescription: ok\nmetadata:\n  short-description: x: y\n',
+    'h': 'description: "ok"\nname: h: b\n',
+    'i': 'name: i\ndescription: valid\nother: [broken\n',
+    'j': 'name: j\ndescription: \ttab: after\n',
+    'k': 'name: k\ndescription: {broken\n',
+    'l': 'name: l\ndescription: Use when: x\nallowed-tools: [a, b\n',
+    'm': 'name: m\ndescription: "Use when: x" extra\n',
+    'n': 'name: n\ndescription: >\n  folded: with colon\n',
+    'o': 'name: o\ndescription: *alias\n',
+    'p': 'name: p\ndescription: &anchor value: x\n',
+    'q': 'name: q\ndescription: !tag value: x\n',
+    'r': 'name: r\ndescription: a:b\n',
+    's': 'name: s\ndescription: trailing colon:\n',
+    't': 'name: t\ndescription: %percent: x\n',
+    'u': 'name: u\ndescription: @at: x\n',
+    'v': 'name: v\ndescription: `tick: x\n',
+    'w': 'name: w  \ndescription:   spaced: x   \n',
+    'x': '  name: x\n  description: indented all: y\n',
+    'y': 'name: y\ndescription: [a, b]\n',
+    'z': 'name: z\ndescription: value with "dq: colon" inside\n',
+    'aa': 'name: aa\ndescription: back\\slash: x\n',
+    'ab': 'name: ab\ndescription: Use when: x\ndescription2: dup: y\n',
+    'ac': 'name: ac\r\ndescription: crlf: yes\r\n',
+    'ad': 'name: ad\ndescription: |\n  block: fine\nbad: [x\n',
+    'a1': 'name: a1\ndescription: %percent\n',
+    'a2': 'name: a2\ndescription: @at\n',
+    'a3': 'name: a3\ndescription: `tick\n',
+    'a4': 'name: a4\ndescription: &anchor value\n',
+    'a5': 'name: a5\ndescription: !tag value\n',
+    'a6': 'name: a6\ndescription: - dash\n',
+    'a7': 'name: a7\ndescription: *alias x: y\n',
+    'a8': 'name: a8\ndescription: [x: y\n',
+    'a9': 'name: a9\ndescription: a :b\n',
+    'b1': 'name: b1\ndescription: value:\twith tab\n',
+    'b2': "name: b2\ndescription: fine\nother: 'unterminated\n",
+    'b3': "name: b3\ndescription: fine: x\nother: 'unterminated\n",
+    'b4': 'name: b4\ndescription: fine: x\nother:\n  nested: a: b\n',
+    'b5': 'name: b5\ndescription: x: y\nname2: *alias\n',
+    'b6': 'name: b6\ndescription: x: y\n  - list item\n',
+    'b7': 'name: b7\ndescription: x: y\n# a comment line\n',
+    'b8': 'name: b8\ndescription: x: y\n\nmetadata:\n  a: 1\n',
+    'b9': 'name: b9\ndescription: x: y # c: d\n',
+    'c1': 'name: c1\ndescription: x: y#nocomment\n',
+    'c2': 'name: "c2: q"\ndescription: x: y\n',
+    'c3': "name: c3\ndescription: it's: fine\n",
+    'c4': 'name: c4\ndescription: x: y\n---\n',
+    'c5': 'name: c5\ndescription: x: y\nbad line without colon\n',
+    'c6': 'name: c6\ndescription: x: y\nkey with space: v: w\n',
+    'c7': 'name: c7\ndescription: "a" : b\n',
+    'c8': 'name: c8\ndescription: trailing: \n',
+    'c9': 'name: c9\ndescription: x: y\n- top list\n',
+    'd1': 'name: d1\ndescription:x: y\n',
+    'd2': 'name: d2\ndescription: a\\: b\n',
+    'd3': 'name: d3\ndescription: |x: y\n',
+    'd4': 'name: d4\ndescription: >x: y\n',
+    'd5': 'name: d5\ndescription: ? x: y\n',
+    'd6': "name: d6\ndescription: x: y\nmetadata:\n  short-description: a: b\n  other: 'bad\n",
+    'e1': 'name: e1\ndescription: x: y\nother: - a [b\n',
+    'e2': 'name: e2\ndescription: x: y\nother: % a [b\n',
+    'e3': 'name: e3\ndescription: x: y\nkey2: - a: b\n',
+    'e4': 'name: e4\ndescription: x: y\na.b: - c: d\n',
+    'e5': 'name: e5\ndescription: x: y\n"qk": - c: d\n',
+    'e6': 'name: e6\ndescription: x: y\nother: - a ]b\n',
+    'e7': 'name: e7\ndescription: x: y\nother: - a }b\n',
+    'e8': 'name: e8\ndescription: x: y\nother: - a @b\n',
+    'e9': 'name: e9\ndescription: x: y\nother: - a `b\n',
+    'f1': 'name: f1\ndescription: x: y\nother: - a *b\n',
+    'f2': 'name: f2\ndescription: x: y\nother: - a &b\n',
+    'f3': 'name: f3\ndescription: x: y\nother: - a !b\n',
+    'f4': 'name: f4\ndescription: x: y\nother: - a |b\n',
+    'f5': 'name: f5\ndescription: x: y\nother: - a >b\n',
+    'f6': 'name: f6\ndescription: x: y\nother: - a %b\n',
+    'f7': 'name: f7\ndescription: x: y\nother: - a #b\n',
+    'f8': 'name: f8\ndescription: x: y\nother: - a ,b\n',
+    'f9': 'name: f9\ndescription: x: y\nother: - a ?b\n',
+    'g1': "name: g1\ndescription: x: y\nother: - a 'b\n",
+    'g2': 'name: g2\ndescription: x: y\nother: - a "b\n',
+    'g3': 'name: g3\ndescription: x: y\nother: - a\n',
+    'g4': 'name: g4\ndescription: "x\\" y: z\n',
+    'g5': 'name: g5\ndescription: x \\ "y": z\n',
+    'g6': "name: g6\ndescription: x 'y': z\n",
+    'g7': 'name: g7\ndescription:  x: y  # c\n',
+    'g8': 'name: g8\ndescription: x: y\t# c\n',
+    'g9': 'name: g9\ndescription: x:  y\n',
+    'h1': 'name: h1\ndescription: x: y\nother: ]x\n',
+    'h1d': 'name: h1d\ndescription: ]x\n',
+    'h2': 'name: h2\ndescription: x: y\nother: }x\n',
+    'h2d': 'name: h2d\ndescription: }x\n',
+    'h3': 'name: h3\ndescription: x: y\nother: ,x\n',
+    'h3d': 'name: h3d\ndescription: ,x\n',
+    'h4': 'name: h4\ndescription: x: y\nother: |x\n',
+    'h4d': 'name: h4d\ndescription: |x\n',
+    'h5': 'name: h5\ndescription: x: y\nother: >x\n',
+    'h5d': 'name: h5d\ndescription: >x\n',
+    'h6': 'name: h6\ndescription: x: y\nother: !\n',
+    'h6d': 'name: h6d\ndescription: !\n',
+    'h7': 'name: h7\ndescription: x: y\nother: &\n',
+    'h7d': 'name: h7d\ndescription: &\n',
+    'h8': 'name: h8\ndescription: x: y\nother: *\n',
+    'h8d': 'name: h8d\ndescription: *\n',
+    'h9': 'name: h9\ndescription: x: y\nother: ?\n',
+    'h9d': 'name: h9d\ndescription: ?\n',
+    'i1': 'name: i1\ndescription: x: y\nother: -\n',
+    'i1d': 'name: i1d\ndescription: -\n',
+    'i2': 'name: i2\ndescription: x: y\nother: x ]\n',
+    'i2d': 'name: i2d\ndescription: x ]\n',
+    'i3': 'name: i3\ndescription: x: y\nother: @\n',
+    'i3d': 'name: i3d\ndescription: @\n',
+    'i4': 'name: i4\ndescription: x: y\nother: a\tb: c\n',
+    'i4d': 'name: i4d\ndescription: a\tb: c\n',
+    'i5': 'name: i5\ndescription: x: y\nother: "a": b\n',
+    'i5d': 'name: i5d\ndescription: "a": b\n',
+    'i6': 'name: i6\ndescription: x: y\nother: x:\ty\n',
+    'i6d': 'name: i6d\ndescription: x:\ty\n',
+    'i7': 'name: i7\ndescription: x: y\nother: [a]: b\n',
+    'i7d': 'name: i7d\ndescription: [a]: b\n',
+    'i8': 'name: i8\ndescription: x: y\nother: x: y   \n',
+    'i8d': 'name: i8d\ndescription: x: y   \n',
+    'i9': 'name: i9\ndescription: x: y\nother: x: y #\n',
+    'i9d': 'name: i9d\ndescription: x: y #\n',
+    'j1': 'name: j1\ndescription: x: y\nother: x: y#z # w\n',
+    'j1d': 'name: j1d\ndescription: x: y#z # w\n',
+    'j2': "name: j2\ndescription: x: y\nother: x: 'y'\n",
+    'j2d': "name: j2d\ndescription: x: 'y'\n",
+}
+
 XFAIL: dict[str, str] = {}
 
 
@@ -267,3 +402,36 @@ def test_listing_matches_codex(world: CodexWorld, case: Case) -> None:
     case.layout(world)
     theirs = world.skills_text(case.overrides)  # writes the world's config.toml, which the profile reads too
     assert ours(world, case.overrides) == theirs
+
+
+@pytest.mark.parametrize("case", _params())
+def test_discovery_matches_codex(world: CodexWorld, case: Case) -> None:
+    """What ``skills/list`` reports: each skill's name, description, canonical path, scope and enabled flag, in
+    order, and each rejected file's error."""
+    case.layout(world)
+    theirs = theirs_discovered(world, case.overrides)
+    assert discovered(world, case.overrides) == theirs
+
+
+@pytest.fixture(scope="module")
+def shapes(codex_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    """(Codex's, the profile's) reading of every frontmatter shape: folder -> (name, description,
+    short description) or the error."""
+    world = CodexWorld(codex_binary, tmp_path_factory.mktemp("shapes"))
+    for folder, front in FRONTMATTER_SHAPES.items():
+        write(world.user_skills / folder / "SKILL.md", f"---\n{front}---\nBody\n")
+    answer = world.skills_list((OFF,))
+    theirs: dict[str, Any] = {s["path"].split("/")[-2]: (s["name"], s["description"], s.get("shortDescription"))
+                              for s in answer["skills"]}
+    theirs.update({e["path"].split("/")[-2]: e["message"] for e in answer["errors"]})
+    found = profile_for(world).discover()
+    mine: dict[str, Any] = {s.path.split("/")[-2]: (s.name, s.description, s.metadata.get("short_description"))
+                            for s in found.skills}
+    mine.update({line.split(": ", 1)[0].split("/")[-2]: line.split(": ", 1)[1] for line in found.errors})
+    return theirs, mine
+
+
+@pytest.mark.parametrize("folder", list(FRONTMATTER_SHAPES))
+def test_frontmatter_shape_matches_codex(shapes: tuple[dict, dict], folder: str) -> None:
+    theirs, mine = shapes
+    assert mine.get(folder) == theirs.get(folder)

@@ -119,6 +119,11 @@ _LIBYAML_PROBLEMS = (
     ("expected <block end>, but found", "did not find expected key"),
     ("found character", "found character that cannot start any token"),
     ("found undefined alias", "unknown anchor"),
+    ("sequence entries are not allowed here", "block sequence entries are not allowed in this context"),
+    ("mapping keys are not allowed here", "mapping keys are not allowed in this context"),
+    ("expected chomping or indentation indicators", "did not find expected comment or line break"),
+    ("expected the node content", "did not find expected node content"),
+    ("expected alphabetic or numeric character", "did not find expected alphabetic or numeric character"),
 )
 
 
