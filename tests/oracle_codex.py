@@ -3,7 +3,8 @@
 ``codex`` is pinned to :data:`CODEX_VERSION` (a version bump is this one line plus what the suite then reports).
 It is installed with ``npm install --prefix <cache>`` (``$XDG_CACHE_HOME/skill-router/oracle/codex-<version>``,
 default ``~/.cache``), never into the repository, and every run gets an isolated ``$HOME`` and ``$CODEX_HOME``
-whose ``config.toml`` turns analytics, feedback, telemetry and update checks off. Three ways to ask it:
+whose ``config.toml`` turns analytics, feedback, telemetry, update checks and the plugin marketplace sync off.
+Three ways to ask it:
 
 - :meth:`CodexWorld.prompt_input`: ``codex debug prompt-input`` prints the model-visible input (no server);
 - :meth:`CodexWorld.skills_list`: ``codex app-server`` answers JSON-RPC ``skills/list`` (every discovered skill,
@@ -43,6 +44,9 @@ exporter = "none"
 metrics_exporter = "none"
 trace_exporter = "none"
 log_user_prompt = false
+[features]
+# the plugin marketplace sync looks github.com up at start-up
+plugins = false
 """
 
 

@@ -7,15 +7,18 @@ model sees (``codex debug prompt-input``), what it discovered (``app-server`` ``
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from router.profiles.codex import CodexProfile
-from tests.oracle_codex import CodexWorld, codex_binary
+from router.profiles.codex import CodexProfile, inject
+from tests.oracle_codex import CodexWorld, Exec, codex_binary, skills_instructions
 
 __all__ = ["codex_binary"]  # the session fixture, imported so that pytest finds it
 
@@ -435,3 +438,130 @@ def shapes(codex_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
 def test_frontmatter_shape_matches_codex(shapes: tuple[dict, dict], folder: str) -> None:
     theirs, mine = shapes
     assert mine.get(folder) == theirs.get(folder)
+
+
+# --- codex exec: what reaches the model ------------------------------------------------------------------------
+
+
+def _after_prompt(run: Exec, prompt: str) -> list[tuple[str, str]]:
+    """(role, text) of the input items after the user's prompt in the first model request."""
+    items = [(item.get("role"), content["text"]) for item in run.requests[0]["input"]
+             if item.get("type") == "message" for content in item.get("content") or []
+             if content.get("type") == "input_text"]
+    index = items.index(("user", prompt))
+    return items[index + 1:]
+
+
+def _mention_library(w: CodexWorld) -> None:
+    md(w.user_skills, "alpha", fm("alpha", "Alpha."), body="Alpha body\n\nwith lines\n")
+    write(w.user_skills / "crlf" / "SKILL.md", b"---\r\nname: crlf\r\ndescription: CRLF.\r\n---\r\nBody\r\n")
+    md(w.user_skills, "twin-a", fm("twin", "Twin A."))
+    md(w.user_skills, "twin-b", fm("twin", "Twin B."))
+    md(w.user_skills, "path", fm("path", "Named like an environment variable."))
+    md(w.user_skills, "hidden-policy", fm("quiet", "Not listed, still mentionable."))
+    write(w.user_skills / "hidden-policy" / "agents" / "openai.yaml", "policy:\n  allow_implicit_invocation: false\n")
+    md(w.user_skills, "off", fm("off", "Disabled by the config."))
+    md(w.root / "elsewhere", "real", fm("linked", "Through a link."))
+    os.symlink(w.root / "elsewhere" / "real", w.user_skills / "link")
+    w.config = f'[[skills.config]]\npath = "{w.user_skills}/off/SKILL.md"\nenabled = false\n'
+
+
+MENTIONS = [
+    pytest.param("use $alpha now", id="one-name"),
+    pytest.param("$crlf and $alpha, then $alpha again", id="two-names-repeated"),
+    pytest.param("try $twin", id="ambiguous-name"),
+    pytest.param("echo $PATH and $path", id="env-name"),
+    pytest.param("$quiet please", id="not-implicit"),
+    pytest.param("$off please", id="disabled"),
+    pytest.param("$linked please", id="symlinked"),
+    pytest.param("open [$twin](TWIN_B) here", id="linked-mention"),
+    pytest.param("no mention at all, $ 5 dollars", id="none"),
+]
+
+
+@pytest.mark.parametrize("prompt", MENTIONS)
+def test_mention_injection_matches_codex(world: CodexWorld, prompt: str) -> None:
+    """``$name`` mentions: the user texts Codex adds after the prompt are the profile's :func:`inject`."""
+    _mention_library(world)
+    prompt = prompt.replace("TWIN_B", str(world.user_skills / "twin-b" / "SKILL.md"))
+    run = world.exec(prompt, (OFF,))
+    assert run.returncode == 0, run.stderr[-2000:]
+    theirs = [text for role, text in _after_prompt(run, prompt) if role == "user"]
+    items, warnings = inject(prompt, list(profile_for(world).discover().skills))
+    assert (items, warnings) == (theirs, run.warnings())
+
+
+# A bare line "- s000: (file: r0/s000/SKILL.md)" and its newline are 33 bytes, 9 tokens: 2% of 4,000 is 80 tokens,
+# 8 bare lines (72); 2% of 3,300 is 66 tokens, 7 bare lines (63). The roots table costs nothing.
+@pytest.mark.parametrize("window, expected", [
+    pytest.param(4000, "Exceeded skills context budget. All skill descriptions were removed and 4 additional "
+                       "skills were not included in the model-visible skills list.", id="four-left-out"),
+    pytest.param(3300, "Exceeded skills context budget. All skill descriptions were removed and 5 additional "
+                       "skills were not included in the model-visible skills list.", id="five-left-out"),
+    pytest.param(10000, None, id="only-shortened"),
+    pytest.param(100000, None, id="all-fit"),
+])
+def test_budget_warning_matches_codex(world: CodexWorld, window: int, expected: str | None) -> None:
+    """The warning Codex shows (an ``error`` item of ``codex exec --json``) and the listing it sent, against the
+    profile's for the same window."""
+    _many(12)(world)
+    overrides = (OFF, f"model_context_window={window}")
+    run = world.exec("hi", overrides)
+    profile = profile_for(world, overrides)
+    listing = profile.listing(list(profile.discover().skills))
+    assert run.warnings() == ([expected] if expected else [])
+    assert listing.warning == expected
+    assert listing.text == skills_instructions(run.requests[0]["input"])
+
+
+def _hook_command(world: CodexWorld, context: str) -> str:
+    script = world.root / "hook.py"
+    output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
+    script.write_text(f"import sys\nsys.stdin.read()\nprint({json.dumps(json.dumps(output))})\n", encoding="utf-8")
+    return f"{sys.executable} {script}"
+
+
+@pytest.mark.parametrize("where", ["hooks.json", "config.toml"])
+def test_hook_context_reaches_the_model_once_trusted(world: CodexWorld, where: str) -> None:
+    """The profile's hook context, printed by a ``UserPromptSubmit`` command hook, is the developer message
+    right after the prompt, verbatim; until the hook's hash is trusted (``[hooks.state."<key>"] trusted_hash``,
+    the key and hash from app-server ``hooks/list``) ``codex exec`` runs without it and says nothing."""
+    _many(7)(world)
+    profile = profile_for(world)
+    context = profile.hook_context(list(profile.discover().skills)[::-1])
+    assert context.count("\n") == 5  # the header and at most 5 skills
+    command = _hook_command(world, context)
+    handler = {"type": "command", "command": command, "timeout": 30}
+    if where == "hooks.json":
+        write(world.codex_home / "hooks.json", json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [handler]}]}}))
+    else:
+        world.config = f"[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\ntype = \"command\"\n" \
+                       f"command = {json.dumps(command)}\ntimeout = 30\n"
+    untrusted = world.exec("route me", (OFF,))
+    assert untrusted.returncode == 0 and untrusted.warnings() == []
+    assert [text for role, text in _after_prompt(untrusted, "route me")] == []
+    [listed] = world.app_server([("hooks/list", {"cwds": [str(world.cwd)]})])
+    [hook] = listed["data"][0]["hooks"]
+    assert hook["trustStatus"] == "untrusted"
+    world.config += f"[hooks.state.{json.dumps(hook['key'])}]\ntrusted_hash = {json.dumps(hook['currentHash'])}\n"
+    trusted = world.exec("route me", (OFF,))
+    assert _after_prompt(trusted, "route me") == [("developer", context)]
+
+
+def test_nothing_leaves_loopback(world: CodexWorld) -> None:
+    """Every network connection ``codex exec`` opens (seen by strace) goes to the fake Responses API on
+    127.0.0.1: the oracle runs offline."""
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed: cannot watch the binary's connections")
+    log = world.root / "connect.log"
+    _mention_library(world)
+    run = world.exec("use $alpha", (OFF,), wrap=[strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)])
+    if not log.exists():
+        pytest.skip(f"strace could not trace here: {run.stderr.strip()[-300:]}")
+    assert run.returncode == 0 and run.requests, run.stderr[-2000:]
+    calls = [line for line in log.read_text().splitlines() if "connect(" in line]
+    inet = [line for line in calls if "AF_INET" in line]
+    assert inet, "no connection seen: the trace is not working"
+    outside = [line for line in inet if 'inet_addr("127.0.0.1")' not in line and "::1" not in line]
+    assert outside == []

@@ -45,7 +45,6 @@ from router.errors import SkillToolError
 from router.frontmatter import compose, safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
                                   tool_arguments)
-from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
 from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
                                            build_listing, entry_line, listable, listed_path, prompt_order, scope_of,
                                            usage_instructions)
@@ -55,6 +54,9 @@ __all__ = ["CODEX_VERSION", "DEFAULT_MODEL", "PROFILE", "Budget", "CodexProfile"
            "build_listing", "extract_mentions",
            "inject", "mentioned", "prompt_order"]
 
+#: The router's shortlist in a hook's context: its first line and its most skills.
+SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
+SHORTLIST_MAX_SKILLS = 5
 MAX_SCAN_DEPTH = 6
 MAX_DIRS_PER_ROOT = 2000
 MAX_NAME_LEN = 64
