@@ -245,6 +245,13 @@ CASES = [
     Case("budget-window-1000", _many(12), (OFF, "model_context_window=1000")),
     Case("budget-window-1", _many(3), (OFF, "model_context_window=1")),
     Case("budget-max-tokens", _many(6, "word " * 150), (OFF, "skills.max_context_tokens=100")),
+    Case("budget-max-tokens-cap", _many(100, "d{i} " + "z" * 440), (OFF, "skills.max_context_tokens=11000")),
+    Case("budget-max-tokens-above-window", _many(100, "d{i} " + "z" * 440),
+         (OFF, "m=gpt-5.5", "skills.max_context_tokens=8000")),
+    Case("budget-window-above-max", _many(100, "d{i} " + "z" * 440), (OFF, "m=gpt-5.5", "model_context_window=400000")),
+    Case("budget-window-600000", _many(100, "d{i} " + "z" * 440), (OFF, "model_context_window=600000")),
+    Case("budget-unknown-window-above-max", _many(60, "d{i} " + "z" * 400),
+         (OFF, "m=oracle-unknown-model", "model_context_window=400000")),
     Case("budget-shortened-only", _many(6, "word " * 150), (OFF, "model_context_window=20000")),
     Case("budget-multibyte", _many(8, "ünïcödé → 描述 {i} " * 8), (OFF, "model_context_window=6000")),
     Case("budget-gpt-5.5", _many(60, "d{i} " + "z" * 400), (OFF, "m=gpt-5.5")),
@@ -565,3 +572,43 @@ def test_nothing_leaves_loopback(world: CodexWorld) -> None:
     assert inet, "no connection seen: the trace is not working"
     outside = [line for line in inet if 'inet_addr("127.0.0.1")' not in line and "::1" not in line]
     assert outside == []
+
+
+# --- the corpora ------------------------------------------------------------------------------------------------
+
+
+def _corpora(w: CodexWorld) -> None:
+    """The three corpus folders, each a symlinked folder in ``$CODEX_HOME/skills``."""
+    w.user_skills.mkdir(parents=True, exist_ok=True)
+    for root in CORPUS_ROOTS:
+        os.symlink(root, w.user_skills / root.parent.name)
+
+
+@pytest.fixture(scope="module")
+def corpora(codex_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> CodexWorld:
+    if not all(root.is_dir() for root in CORPUS_ROOTS):
+        pytest.skip(f"the corpora are not at {CORPORA}")
+    world = CodexWorld(codex_binary, tmp_path_factory.mktemp("corpora"))
+    _corpora(world)
+    return world
+
+
+CORPUS_BUDGETS = [
+    pytest.param((OFF,), id="default-model-10000-tokens"),
+    pytest.param((OFF, "m=gpt-5.5"), id="gpt-5.5-5440-tokens"),
+    pytest.param((OFF, "m=oracle-unknown-model"), id="unknown-model-5440-tokens"),
+    pytest.param((OFF, "model_context_window=100000"), id="window-100000-2000-tokens"),
+    pytest.param((OFF, "skills.max_context_tokens=60000"), id="max-60000-tokens"),
+]
+
+
+@pytest.mark.parametrize("overrides", CORPUS_BUDGETS)
+def test_corpora_listing_matches_codex(corpora: CodexWorld, overrides: tuple[str, ...]) -> None:
+    theirs = corpora.skills_text(overrides)
+    assert ours(corpora, overrides) == theirs
+
+
+def test_corpora_discovery_matches_codex(corpora: CodexWorld) -> None:
+    theirs = theirs_discovered(corpora)
+    assert discovered(corpora) == theirs
+    assert len(theirs[0]) > 600

@@ -13,7 +13,9 @@ named in brackets):
 - A description over 1,024 characters is listed as its first 1,021 and ``...`` [long-description].
 - Budget: 2% of the model's context window in approximate tokens (bytes / 4, rounded up), for every model; an
   unknown model has the fallback window of 272,000 (5,440 tokens) [budget-unknown-model];
-  ``model_context_window`` replaces the window, ``skills.max_context_tokens`` the budget [budget-max-tokens]. Only
+  ``model_context_window`` replaces the window up to the model's largest (272,000 for ``gpt-5.5`` and unknown
+  models, 872,000 for the default) [budget-window-above-max], ``skills.max_context_tokens`` replaces the budget,
+  up to 10,000 tokens [budget-max-tokens, budget-max-tokens-cap]. Only
   the skill lines are charged, each with its newline; the roots table is free [budget-window-4000]. All full lines
   fit: kept. Else, when the bare lines fit, the slack is dealt one description character at a time, round-robin
   in listing order, each description cut to its share with no ellipsis. Else bare lines in order, each kept while
@@ -40,15 +42,29 @@ CONTEXT_WINDOW_PERCENT = 2
 FALLBACK_CONTEXT_WINDOW = 272_000
 #: The model Codex uses when none is configured.
 DEFAULT_MODEL = "gpt-6.2-sol"
-#: Codex 0.171.0's bundled model catalogue (``codex debug models``): context window, and whether the model's
-#: metadata asks for the ``### How to use skills`` section (``include_skills_usage_instructions``).
-MODELS: dict[str, tuple[int, bool]] = {
-    "gpt-6.2-sol": (500_000, False), "gpt-6.2-astra": (272_000, False), "gpt-6-astra": (272_000, False),
-    "gpt-6.1-sol": (500_000, False), "gpt-6.1-terra": (500_000, False), "gpt-6-sol": (272_000, False),
-    "gpt-6-luna": (272_000, False), "gpt-5.6-sol": (272_000, False), "gpt-5.6-terra": (272_000, False),
-    "gpt-5.6-luna": (272_000, False), "gpt-daybreak-blue-latest": (272_000, False),
-    "gpt-daybreak-red-latest": (372_000, False), "gpt-5.5": (272_000, True), "codex-auto-review": (272_000, False),
+#: Codex 0.171.0's bundled model catalogue (``codex debug models``): context window, the most a configured
+#: ``model_context_window`` may raise it to, and whether the model's metadata asks for the ``### How to use
+#: skills`` section (``include_skills_usage_instructions``).
+MODELS: dict[str, tuple[int, int, bool]] = {
+    "gpt-6.2-sol": (500_000, 872_000, False),
+    "gpt-6.2-astra": (272_000, 872_000, False),
+    "gpt-6-astra": (272_000, 872_000, False),
+    "gpt-6.1-sol": (500_000, 872_000, False),
+    "gpt-6.1-terra": (500_000, 872_000, False),
+    "gpt-6-sol": (272_000, 872_000, False),
+    "gpt-6-luna": (272_000, 872_000, False),
+    "gpt-5.6-sol": (272_000, 872_000, False),
+    "gpt-5.6-terra": (272_000, 872_000, False),
+    "gpt-5.6-luna": (272_000, 872_000, False),
+    "gpt-daybreak-blue-latest": (272_000, 872_000, False),
+    "gpt-daybreak-red-latest": (372_000, 372_000, False),
+    "gpt-5.5": (272_000, 272_000, True),
+    "codex-auto-review": (272_000, 872_000, False),
 }
+#: A model missing from the catalogue: the fallback window, no higher, and no usage section.
+UNKNOWN_MODEL = (FALLBACK_CONTEXT_WINDOW, FALLBACK_CONTEXT_WINDOW, False)
+#: ``skills.max_context_tokens`` is honoured up to this many tokens [budget-max-tokens-cap].
+MAX_CONTEXT_TOKENS_CAP = 10_000
 MAX_LISTED_DESCRIPTION = 1024
 LISTED_ELLIPSIS = "..."
 
@@ -175,11 +191,12 @@ class Budget:
     def for_model(cls, model: str | None = None, context_window: int | None = None,
                   max_tokens: int | None = None) -> "Budget":
         """The budget Codex gives ``model`` (default :data:`DEFAULT_MODEL`): ``max_tokens`` when set
-        (``skills.max_context_tokens``), else 2% of ``context_window`` (``model_context_window``) or of the
-        model's own window."""
+        (``skills.max_context_tokens``, at most 10,000 whatever the window), else 2% of ``context_window``
+        (``model_context_window``, at most the model's largest window) or of the model's own window."""
         if max_tokens is not None:
-            return cls(max_tokens)
-        return cls.for_context(context_window if context_window is not None else model_context_window(model))
+            return cls(max(min(max_tokens, MAX_CONTEXT_TOKENS_CAP), 1))
+        window, most, _ = MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)
+        return cls.for_context(window if context_window is None else min(context_window, most))
 
     def cost(self, text: str) -> int:
         return self.from_size(len(text.encode("utf-8")))
@@ -191,12 +208,12 @@ class Budget:
 
 def model_context_window(model: str | None) -> int:
     """The context window Codex's catalogue gives ``model`` (the fallback for an unknown one)."""
-    return MODELS.get(model or DEFAULT_MODEL, (FALLBACK_CONTEXT_WINDOW, False))[0]
+    return MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)[0]
 
 
 def usage_instructions(model: str | None) -> bool:
     """Whether Codex adds ``### How to use skills`` for ``model`` (no for a model not in its catalogue)."""
-    return MODELS.get(model or DEFAULT_MODEL, (FALLBACK_CONTEXT_WINDOW, False))[1]
+    return MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)[2]
 
 
 @dataclass(frozen=True)
