@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -593,6 +594,16 @@ def corpora(codex_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Cod
     return world
 
 
+@pytest.fixture
+def corpora_copy(codex_binary: Path, tmp_path: Path) -> CodexWorld:
+    """A private world with the corpora laid out (a test may write its config)."""
+    if not all(root.is_dir() for root in CORPUS_ROOTS):
+        pytest.skip(f"the corpora are not at {CORPORA}")
+    world = CodexWorld(codex_binary, tmp_path)
+    _corpora(world)
+    return world
+
+
 CORPUS_BUDGETS = [
     pytest.param((OFF,), id="default-model-10000-tokens"),
     pytest.param((OFF, "m=gpt-5.5"), id="gpt-5.5-5440-tokens"),
@@ -612,3 +623,43 @@ def test_corpora_discovery_matches_codex(corpora: CodexWorld) -> None:
     theirs = theirs_discovered(corpora)
     assert discovered(corpora) == theirs
     assert len(theirs[0]) > 600
+
+
+# --- --emit-config pasted into the real config ------------------------------------------------------------------
+
+
+def _enabled(answer: dict[str, Any]) -> list[str]:
+    return sorted(s["path"] for s in answer["skills"] if s["enabled"])
+
+
+def test_emit_config_leaves_exactly_the_routed_skills(corpora_copy: CodexWorld) -> None:
+    """The profile's ``[[skills.config]]`` entries (what ``prompt --emit-config`` prints) pasted into the real
+    config: Codex then enables and lists exactly the kept skills, those with descriptions over 1,024 characters
+    and those reached through symlinked folders included."""
+    world = corpora_copy
+    profile = profile_for(world)
+    library = list(profile.discover().skills)
+    keep = [s for s in library if s.name in ("claude-api", "database-lookup")] + library[:2] + library[-1:]
+    assert len({s.path for s in keep}) == 5 and any(len(s.description) > 1024 for s in keep)
+    world.config = profile.restrict_config(library, keep)
+    answer = world.skills_list((OFF,))
+    assert _enabled(answer) == sorted(s.path for s in keep)
+    text = world.skills_text((OFF,))
+    assert text is not None and text.count("\n- ") - 1 == 5  # the roots line and five skills
+    assert ours(world) == text
+
+
+def test_emit_config_from_the_cli(world: CodexWorld) -> None:
+    """``skill-router prompt --profile codex --exclude NAME --emit-config`` run where Codex runs (same HOME,
+    CODEX_HOME and working folder), its output pasted into config.toml: Codex disables exactly that skill."""
+    _mention_library(world)
+    md(world.user_skills, "long", fm("long", LONG))
+    world.config = ""
+    env = {**world.env(), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "router.cli", "prompt", "--profile", "codex", "--exclude", "long",
+                           "--emit-config"], cwd=world.cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    world.config = done.stdout
+    answer = world.skills_list((OFF,))
+    assert [s["name"] for s in answer["skills"] if not s["enabled"]] == ["long"]
+    assert ours(world) == world.skills_text((OFF,))
