@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 
 from router.profiles.codex import CodexProfile, inject
-from tests.oracle_codex import CodexWorld, Exec, codex_binary, skills_instructions
+from tests.oracle_codex import CODEX_VERSION, CodexWorld, Exec, codex_binary, skills_instructions
 
 __all__ = ["codex_binary"]  # the session fixture, imported so that pytest finds it
 
@@ -663,3 +663,22 @@ def test_emit_config_from_the_cli(world: CodexWorld) -> None:
     answer = world.skills_list((OFF,))
     assert [s["name"] for s in answer["skills"] if not s["enabled"]] == ["long"]
     assert ours(world) == world.skills_text((OFF,))
+
+
+@pytest.mark.parametrize("model", [None, "gpt-5.5", "oracle-unknown-model"])
+def test_cli_prompt_for_the_harness_model_matches_codex(world: CodexWorld, model: str | None) -> None:
+    """``skill-router prompt --profile codex [--harness-model M]`` where Codex runs prints what Codex sends for
+    that model (default: Codex's own default), byte for byte; ``--json`` names the Codex version and model."""
+    _many(60, "d{i} " + "z" * 400)(world)
+    overrides = (OFF,) + ((f"m={model}",) if model else ())
+    world.config = "[skills.bundled]\nenabled = false\n"
+    theirs = world.skills_text(overrides)
+    flags = ["--harness-model", model] if model else []
+    env = {**world.env(), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "router.cli", "prompt", "--profile", "codex", *flags],
+                          cwd=world.cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == theirs
+    done = subprocess.run([sys.executable, "-m", "router.cli", "prompt", "--profile", "codex", "--json", *flags],
+                          cwd=world.cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout)["harness"] == {"version": CODEX_VERSION, "model": model or "gpt-6.2-sol"}

@@ -6,9 +6,9 @@ import sys
 import time
 from typing import Any
 
-from router.cli.common import (add_library_options, add_router_options, json_text, k_help, make_router,
-                               positive_int, print_json, read_query, report_notes, roots, terminal_text,
-                               write_exact)
+from router.cli.common import (add_library_options, add_router_options, harness_profile, json_text, k_help,
+                               make_router, positive_int, print_json, read_query, report_notes, roots,
+                               terminal_text, write_exact)
 from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
@@ -81,9 +81,9 @@ def _library(args: Any):
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        loaded = library.from_catalog(args.catalog, args.profile)
+        loaded = library.from_catalog(args.catalog, harness_profile(args))
         return loaded.registry, loaded.profile
-    profile = library.get_profile(args.profile)
+    profile = harness_profile(args)
     registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None and args.confine:
@@ -142,8 +142,10 @@ def cmd_prompt(args: Any) -> int:
         return 0
     if args.json:
         tool = profile.tool(shown)
-        print_json({"block": block, "shown": [s.name for s in shown],
-                    "tool": tool.openai() if tool else None})
+        out = {"block": block, "shown": [s.name for s in shown], "tool": tool.openai() if tool else None}
+        if getattr(profile, "harness_version", None):  # the harness release the profile reproduces, and its model
+            out["harness"] = {"version": profile.harness_version, "model": getattr(profile, "harness_model", None)}
+        print_json(out)
     else:
         write_exact(block)
     return 0

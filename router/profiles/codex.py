@@ -29,6 +29,7 @@ Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -433,6 +434,8 @@ class CodexProfile(Profile):
     """
 
     name = "codex"
+    #: The Codex release this profile reproduces (its rules were observed on this binary).
+    harness_version = CODEX_VERSION
     tool_errors_fail = True
     default_roots = ()
 
@@ -476,6 +479,12 @@ class CodexProfile(Profile):
         tokens = self._setting(self.max_context_tokens, "skills", "max_context_tokens")
         return Budget.for_model(self.harness_model, window if isinstance(window, int) else None,
                                 tokens if isinstance(tokens, int) else None)
+
+    def with_model(self, model: str) -> "CodexProfile":
+        """This profile for another model (``--harness-model``): its window, budget and usage section."""
+        other = copy.copy(self)
+        other.model = model
+        return other
 
     def _bundled(self) -> bool:
         return self._setting(self.bundled, "skills", "bundled", "enabled") is not False
