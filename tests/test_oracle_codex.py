@@ -19,7 +19,8 @@ from typing import Any, Callable
 import pytest
 
 from router.profiles.codex import CodexProfile, inject
-from tests.oracle_codex import CODEX_VERSION, CodexWorld, Exec, codex_binary, skills_instructions
+from tests.oracle_codex import (CODEX_VERSION, CodexWorld, Exec, OracleError, codex_binary, install_codex,
+                                skills_instructions)
 
 __all__ = ["codex_binary"]  # the session fixture, imported so that pytest finds it
 
@@ -682,3 +683,27 @@ def test_cli_prompt_for_the_harness_model_matches_codex(world: CodexWorld, model
     done = subprocess.run([sys.executable, "-m", "router.cli", "prompt", "--profile", "codex", "--json", *flags],
                           cwd=world.cwd, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout)["harness"] == {"version": CODEX_VERSION, "model": model or "gpt-6.2-sol"}
+
+
+# --- the installer's own errors (no binary needed) ----------------------------------------------------------------
+
+
+def test_install_without_npm_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(OracleError, match=r"^npm is not on PATH: install Node.js and npm to run the Codex oracle "
+                                          r"tests \(they install @openai/codex@0\.171\.0 into .*cache/skill-router/"
+                                          r"oracle/codex-0\.171\.0\)$"):
+        install_codex()
+
+
+def test_a_failing_npm_install_is_reported_with_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    write(bin_dir / "npm", "#!/bin/sh\n"
+                           "echo 'npm ERR! 404 Not Found - GET https://registry.example/@openai%2fcodex' >&2\n"
+                           "exit 1\n").chmod(0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(OracleError, match=r"^npm install @openai/codex@0\.171\.0 into .* failed \(exit 1\): npm ERR! "
+                                          r"404 Not Found - GET https://registry\.example/@openai%2fcodex$"):
+        install_codex()
