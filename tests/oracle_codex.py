@@ -1,6 +1,7 @@
 """The real Codex CLI as a test oracle: installed once with npm into a cache folder, asked offline.
 
-``codex`` is pinned to :data:`CODEX_VERSION` (a version bump is this one line plus what the suite then reports).
+``codex`` is pinned to the profile's :data:`CODEX_VERSION` (a version bump is that one line plus what the suite
+then reports).
 It is installed with ``npm install --prefix <cache>`` (``$XDG_CACHE_HOME/skill-router/oracle/codex-<version>``,
 default ``~/.cache``), never into the repository, and every run gets an isolated ``$HOME`` and ``$CODEX_HOME``
 whose ``config.toml`` turns analytics, feedback, telemetry, update checks and the plugin marketplace sync off.
@@ -27,7 +28,7 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-CODEX_VERSION = "0.171.0"
+from router.profiles.codex_listing import CODEX_VERSION  # the release the profile reproduces is the one asked
 PACKAGE = f"@openai/codex@{CODEX_VERSION}"
 #: Seconds one binary run may take before the test fails.
 RUN_TIMEOUT = 60

@@ -1,30 +1,37 @@
-"""The codex profile: the OpenAI Codex CLI (``codex-rs/core-skills`` at 0899b7c4).
+"""The codex profile: the OpenAI Codex CLI 0.171.0 (:data:`CODEX_VERSION`), checked against that binary.
 
-Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or their tests):
+``tests/test_oracle_codex.py`` installs ``@openai/codex@0.171.0`` and compares this profile with it byte for
+byte; the case that shows a rule is named in brackets. Rules observed on 0.171.0:
 
-- Roots in scan order: every project layer's ``<dir>/.codex/skills`` (Repo, cwd first), ``$CODEX_HOME/skills``
-  and ``~/.agents/skills`` (User), ``$CODEX_HOME/skills/.system`` (System), ``/etc/codex/skills`` (Admin),
-  plugin roots (User, names ``plugin:skill``), then ``<dir>/.agents/skills`` (Repo) for each folder from the
-  project root (nearest ancestor holding ``.git``, else the working folder) down to the working folder. Roots
-  given by the caller are Codex's extra roots: User scope, after the harness's own when both are used.
-- Each root is scanned breadth first, at most 6 levels and 2,000 folders, then
-  ``skills scan truncated after 2000 directories (root: <root>)``. Names starting with ``.`` are skipped;
-  symlinked folders are followed (not under System); a symlink that is not a folder is skipped. A skill is a
-  file named exactly ``SKILL.md``; the scan goes on below it. Paths are canonical; a repeated path keeps the
-  first root. Same names are all kept. Discovery order: Repo, User, System, Admin, then name, then path.
-- Frontmatter: the first line trimmed is ``---`` and ends at the next line trimming to ``---``; empty or
-  unclosed is ``missing YAML frontmatter delimited by ---``. ``name``, ``description`` and
-  ``metadata.short-description`` are read as serde_yaml reads them into optional strings; values are
-  whitespace-collapsed; no name gives the folder name; an empty description is ``missing field `description```;
-  over 64 / 1,024 characters is ``invalid name|description: exceeds maximum length of N characters``. Errors are
-  reported per path as ``<path>: <message>`` (none under System).
-- Catalogue: one ``<skills_instructions>`` developer message ordered System, Admin, Repo, User, name, path,
-  each entry ``- name: description (file: path)``, under a budget (2% of the context window in approximate
-  tokens, else 8,000 characters) with Codex's trimming and its messages (:mod:`router.profiles.codex_listing`).
+- Roots in scan order: the working folder's ``.codex/skills`` (Repo; an ancestor's ``.codex`` is not read for a
+  project that is not trusted) [sub-folder-project], ``$CODEX_HOME/skills`` and ``~/.agents/skills`` (User),
+  ``$CODEX_HOME/skills/.system`` (System, left out with ``skills.bundled.enabled = false``), ``/etc/codex/skills``
+  (Admin), plugin roots (User, names ``plugin:skill``), then ``<dir>/.agents/skills`` (Repo) for each folder from
+  the project root (nearest ancestor holding ``.git``, else the working folder) down to the working folder
+  [all-roots]. Roots given by the caller are extra User roots.
+- Each root (canonical) is scanned breadth first, at most 6 levels and 2,000 folders, then
+  ``skills scan truncated after 2000 directories (root: <root>)``. Names starting with ``.`` are skipped
+  [hidden-and-nested]; symlinked folders are followed (not under System), a symlinked ``SKILL.md`` is not
+  [symlinked-file]. A skill is a file named exactly ``SKILL.md``; the scan goes on below it. A skill's path is
+  canonical (what ``skills/list``, ``[[skills.config]]`` and ``$name`` injection use); the listing shows the path
+  as found, through the link [symlinked-folder]. A repeated canonical path keeps the first. Same names are all
+  kept [duplicate-names]. Discovery order: Repo, User, System, Admin, then name, then path.
+- Frontmatter: the first line trimmed is ``---`` and ends at the next line trimming to ``---``; empty, unclosed
+  or after a BOM is ``missing YAML frontmatter delimited by ---`` [bom]. ``name``, ``description`` and
+  ``metadata.short-description`` are read as serde_yaml reads them into optional strings; YAML that does not
+  parse is read again with plain values quoted (:func:`quote_plain_values`: ``description: Use when: ...``
+  parses [unquoted-colon]); values are whitespace-collapsed; no name gives the folder name; an empty description
+  is ``missing field `description```; a name over 64 characters is ``invalid name: exceeds maximum length of 64
+  characters``; a longer description is kept (the listing cuts it) [long-description]. Errors are reported per
+  canonical path as ``<path>: <message>`` in libyaml's and Rust's wording (none under System).
+- Catalogue: :mod:`router.profiles.codex_listing` (roots table, budget, the model's usage section).
 - Not listed: a skill whose ``agents/openai.yaml`` sets ``policy.allow_implicit_invocation: false``, and one that
-  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning)
-  disable; those rules are read from ``$CODEX_HOME/config.toml`` when Codex's own roots are scanned.
-- No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`).
+  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning,
+  both selectors ignored) disable [config-*]; those rules are read from ``$CODEX_HOME/config.toml``.
+- No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`)
+  [test_mention_injection_matches_codex]. A ``UserPromptSubmit`` hook's ``additionalContext`` reaches the model
+  verbatim as a developer message after the prompt, once the hook's hash is trusted in the config
+  (``[hooks.state."<key>"] trusted_hash``); ``codex exec`` skips an untrusted hook silently.
 """
 
 from __future__ import annotations
