@@ -236,7 +236,18 @@ CASES = [
                                           '[[skills.config]]\npath = "{skills}/twin-b/SKILL.md"\nenabled = true\n')),
     Case("config-both-selectors", _config('[[skills.config]]\nname = "drop"\npath = "{skills}/drop/SKILL.md"\n'
                                           'enabled = false\n')),
+    Case("two-links-same-target", lambda w: (_symlinked_folder(w), os.symlink(w.root / "elsewhere" / "real",
+                                                                            w.user_skills / "another-link"))),
+    Case("link-cycle", lambda w: (md(w.user_skills, "loop", fm("loop", "Holds a link to its parent.")),
+                                  os.symlink(w.user_skills, w.user_skills / "loop" / "back"))),
+    Case("long-short-description", _user(f"name: lsd\ndescription: Fine.\nmetadata:\n  short-description: "
+                                         f"{'s' * 1030}\n")),
+    Case("long-multibyte-name", _user(fm("é" * 65, "Name of 65 characters, 130 bytes."))),
+    Case("trusted-project-parent-codex", lambda w: (_sub_folder_project(w), setattr(
+        w, "config", f'[projects."{w.root}"]\ntrust_level = "trusted"\n'))),
     # the surrounding text and the model
+    Case("model-prefix", _many(2), (OFF, "m=gpt-5.5-codex")),
+    Case("model-upper-case", _many(2), (OFF, "m=GPT-5.5")),
     Case("empty-library", lambda w: None),
     Case("model-gpt-5.5", _many(2), (OFF, "m=gpt-5.5")),
     Case("model-unknown", _many(2), (OFF, "m=oracle-unknown-model")),
@@ -257,6 +268,8 @@ CASES = [
     Case("budget-shortened-only", _many(6, "word " * 150), (OFF, "model_context_window=20000")),
     Case("budget-multibyte", _many(8, "ünïcödé → 描述 {i} " * 8), (OFF, "model_context_window=6000")),
     Case("budget-gpt-5.5", _many(60, "d{i} " + "z" * 400), (OFF, "m=gpt-5.5")),
+    Case("budget-model-prefix", _many(60, "d{i} " + "z" * 400), (OFF, "m=gpt-5.5-codex")),
+    Case("budget-model-prefix-default", _many(110, "d{i} " + "z" * 400), (OFF, "m=gpt-6.2-sol-preview")),
     Case("budget-unknown-model", _many(60, "d{i} " + "z" * 400), (OFF, "m=oracle-unknown-model")),
     Case("budget-default-model", _many(110, "d{i} " + "z" * 400), (OFF,)),
 ]

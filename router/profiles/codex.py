@@ -68,7 +68,6 @@ SHORTLIST_MAX_SKILLS = 5
 MAX_SCAN_DEPTH = 6
 MAX_DIRS_PER_ROOT = 2000
 MAX_NAME_LEN = 64
-MAX_DESCRIPTION_LEN = 1024
 ADMIN_ROOT = "/etc/codex/skills"
 PROJECT_ROOT_MARKERS = (".git",)
 
@@ -654,8 +653,6 @@ class CodexProfile(Profile):
         short = collapse(fields.get("short-description") or "")
         _check_length(name, MAX_NAME_LEN, "name")
         _check_length(description, sys.maxsize, "description")  # a longer one is cut when listed
-        if short:
-            _check_length(short, MAX_DESCRIPTION_LEN, "metadata.short-description")
         metadata = {"short_description": short} if short else {}
         return Skill(name=name, description=description, path=path, body=_after_fence(text), metadata=metadata)
 

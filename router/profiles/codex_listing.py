@@ -195,7 +195,7 @@ class Budget:
         (``model_context_window``, at most the model's largest window) or of the model's own window."""
         if max_tokens is not None:
             return cls(max(min(max_tokens, MAX_CONTEXT_TOKENS_CAP), 1))
-        window, most, _ = MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)
+        window, most, _ = model_info(model)
         return cls.for_context(window if context_window is None else min(context_window, most))
 
     def cost(self, text: str) -> int:
@@ -206,14 +206,24 @@ class Budget:
         return (size + 3) // 4
 
 
+def model_info(model: str | None) -> tuple[int, int, bool]:
+    """The catalogue entry Codex uses for ``model``: its own, else the longest slug it starts with
+    (``gpt-5.5-codex`` is ``gpt-5.5``) [model-prefix], else the fallback; slugs are case-sensitive."""
+    model = model or DEFAULT_MODEL
+    if model in MODELS:
+        return MODELS[model]
+    prefixes = [slug for slug in MODELS if model.startswith(slug)]
+    return MODELS[max(prefixes, key=len)] if prefixes else UNKNOWN_MODEL
+
+
 def model_context_window(model: str | None) -> int:
     """The context window Codex's catalogue gives ``model`` (the fallback for an unknown one)."""
-    return MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)[0]
+    return model_info(model)[0]
 
 
 def usage_instructions(model: str | None) -> bool:
     """Whether Codex adds ``### How to use skills`` for ``model`` (no for a model not in its catalogue)."""
-    return MODELS.get(model or DEFAULT_MODEL, UNKNOWN_MODEL)[2]
+    return model_info(model)[2]
 
 
 @dataclass(frozen=True)
