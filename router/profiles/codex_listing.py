@@ -366,13 +366,18 @@ def listed_path(path: str) -> str:
 
 def _root_and_relative(skill: Skill) -> tuple[str, str]:
     """The skill's root and its path below it as found (through symlinked folders). A skill with no known root
-    (a catalogue row) is its own folder's root."""
-    found = skill.metadata.get("found_path", skill.path)
+    (a catalogue row) has its folder's parent as its root."""
+    found = skill.metadata.get("found_path") or skill.path
     root = skill.metadata.get("root")
-    if root and found.startswith(root.rstrip(os.sep) + os.sep):
-        return root, os.path.relpath(found, root)
-    folder = os.path.dirname(os.path.dirname(found)) or os.sep
-    return folder, os.path.relpath(found, folder)
+    if root:
+        prefix = root.rstrip(os.sep) + os.sep
+        if found.startswith(prefix):
+            return root, found[len(prefix):]
+    head, _, name = found.rpartition(os.sep)
+    top, sep, folder = head.rpartition(os.sep)
+    if not sep:
+        return "", found
+    return top or os.sep, f"{folder}{os.sep}{name}"
 
 
 def build_listing(skills: Sequence[Skill], budget: Budget, how_to_use: bool = False) -> Listing:
