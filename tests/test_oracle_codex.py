@@ -720,3 +720,109 @@ def test_a_failing_npm_install_is_reported_with_its_output(tmp_path: Path, monke
     with pytest.raises(OracleError, match=r"^npm install @openai/codex@0\.171\.0 into .* failed \(exit 1\): npm ERR! "
                                           r"404 Not Found - GET https://registry\.example/@openai%2fcodex$"):
         install_codex()
+
+
+# --- generated libraries ----------------------------------------------------------------------------------------
+
+_PIECES = ["Use when", ":", ": ", " #", "#", "'", '"', "[", "]", "{", "}", "@", "`", "-", "- ", "*", "&", "!", "|",
+           ">", "%", "?", ",", "\t", "  ", "é", "漢字", "→", "\\", "x", "word", "Use", "when:", "true", "42", "~"]
+
+
+def _random_value(rng: Any) -> str:
+    return "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 8))).replace("\n", " ")
+
+
+def _random_front(rng: Any, index: int) -> str:
+    lines = []
+    if rng.random() < 0.8:
+        tail = _random_value(rng) if rng.random() < .2 else ""
+        lines.append(f"name: {rng.choice(['', 'n-', 'Skill '])}{index}{tail}")
+    style = rng.random()
+    value = _random_value(rng)
+    if style < 0.55:
+        lines.append(f"description: {value}")
+    elif style < 0.7:
+        lines.append("description: |\n  " + value + "\n  " + _random_value(rng))
+    elif style < 0.8:
+        lines.append("description: \"" + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    elif style < 0.9:
+        lines.append(f"description: {value}\n  {_random_value(rng)}")
+    if rng.random() < 0.3:
+        lines.append(f"other: {_random_value(rng)}")
+    if rng.random() < 0.2:
+        lines.append(f"metadata:\n  short-description: {_random_value(rng)}")
+    rng.shuffle(lines)
+    return "\n".join(lines) + "\n"
+
+
+SEEDS = (1, 2, 3)
+GENERATED = 80
+ORDER = ("serde_yaml reports an unclosed '[' or '{' value as a type error (sequence, map) before the syntax error "
+         "after it in these documents, yet reads other unclosed ones quoted: which comes first is not settled")
+#: Generated frontmatters the profile still reads otherwise than Codex 0.171.0, and why.
+GENERATED_XFAIL = {
+    (1, "g75"): "libyaml words a bad tag 'did not find expected whitespace or line break' one column earlier",
+    (2, "g29"): "libyaml words a bad tag URI escape 'did not find URI escaped octet ... while parsing a tag', "
+                "one column earlier",
+    (3, "g09"): "libyaml words a bad tag URI escape 'did not find URI escaped octet ... while parsing a tag', "
+                "one column earlier",
+    (2, "g14"): "libyaml refuses a tab right after a block scalar's indentation; PyYAML takes it as content",
+    (1, "g33"): ORDER,
+    (1, "g42"): ORDER,
+    (3, "g45"): ORDER,
+    (3, "g50"): ORDER,
+}
+
+
+def _generated(world: CodexWorld, seed: int, skip: bool) -> None:
+    import random
+
+    rng = random.Random(seed)
+    for index in range(GENERATED):
+        text = _random_front(rng, index)
+        eol = "\r\n" if rng.random() < 0.1 else "\n"
+        if skip and (seed, f"g{index:02d}") in GENERATED_XFAIL:
+            continue
+        write(world.user_skills / f"g{index:02d}" / "SKILL.md", f"---{eol}{text.replace(chr(10), eol)}---{eol}Body")
+
+
+@pytest.fixture(scope="module")
+def generated(codex_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[dict, dict]]:
+    """Per seed, (Codex's, the profile's) reading of each generated SKILL.md: folder -> (name, description) or
+    the error. One app-server run per seed."""
+    out = {}
+    for seed in SEEDS:
+        world = CodexWorld(codex_binary, tmp_path_factory.mktemp(f"generated-{seed}"))
+        _generated(world, seed, skip=False)
+        answer = world.skills_list((OFF,))
+        theirs: dict[str, Any] = {s["path"].split("/")[-2]: (s["name"], s["description"]) for s in answer["skills"]}
+        theirs.update({e["path"].split("/")[-2]: e["message"] for e in answer["errors"]})
+        found = profile_for(world).discover()
+        mine: dict[str, Any] = {s.path.split("/")[-2]: (s.name, s.description) for s in found.skills}
+        mine.update({line.split(": ", 1)[0].split("/")[-2]: line.split(": ", 1)[1] for line in found.errors})
+        out[seed] = (theirs, mine)
+    return out
+
+
+def _generated_params() -> list[Any]:
+    return [pytest.param(seed, f"g{i:02d}", id=f"{seed}-g{i:02d}", marks=[pytest.mark.xfail(
+        strict=True, reason=GENERATED_XFAIL[(seed, f"g{i:02d}")])] if (seed, f"g{i:02d}") in GENERATED_XFAIL else [])
+        for seed in SEEDS for i in range(GENERATED)]
+
+
+@pytest.mark.parametrize("seed, folder", _generated_params())
+def test_generated_frontmatter_matches_codex(generated: dict[int, tuple[dict, dict]], seed: int, folder: str) -> None:
+    """240 frontmatters drawn from YAML's awkward pieces (fixed seeds), each read as Codex reads it."""
+    theirs, mine = generated[seed]
+    assert mine.get(folder) == theirs.get(folder)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generated_libraries_list_as_codex_lists_them(codex_binary: Path, tmp_path: Path, seed: int) -> None:
+    """The generated libraries (the known differences left out) at a budget that cuts: discovery, order and the
+    listing, byte for byte."""
+    world = CodexWorld(codex_binary, tmp_path)
+    _generated(world, seed, skip=True)
+    overrides = (OFF, "model_context_window=30000")
+    theirs = theirs_discovered(world, overrides), world.skills_text(overrides)
+    assert (discovered(world, overrides), ours(world, overrides)) == theirs

@@ -186,6 +186,7 @@ def read_fields(front: str) -> dict[str, str | None]:
     Codex 0.171.0 does [unquoted-colon, invalid-yaml-bracket]; when that fails too, the first error stands.
     Raises ValueError with the text after ``invalid YAML: ``.
     """
+    front = _inline_tabs_as_spaces(front)
     try:
         root = _compose(front)
     except ValueError as first:
@@ -197,6 +198,16 @@ def read_fields(front: str) -> dict[str, str | None]:
         except ValueError:
             raise first from None
     return _fields(root)
+
+
+def _inline_tabs_as_spaces(front: str) -> str:
+    """libyaml takes a tab after a line's first non-blank character as a blank, PyYAML not always; every value
+    read here is whitespace-collapsed, so such tabs become spaces (columns unchanged). Indentation is kept."""
+    lines = []
+    for line in front.split("\n"):
+        body = line.lstrip(" \t")
+        lines.append(line[:len(line) - len(body)] + body.replace("\t", " "))
+    return "\n".join(lines)
 
 
 _KEY_LINE = re.compile(r"^([ \t]*)([^\s#][^:]*?):[ \t]+(.*)$")
