@@ -38,7 +38,7 @@ def test_budget_report_counts_the_built_in_skills(lib: Path, capsys) -> None:
     data = json.loads(out)
     rows = [("alpha", "d" * 1535 + "…"), ("folder-x (differs)", "d" * 1535 + "…"), ("zeta", "d" * 10)]
     chars = listing_cost(rows + [(n, d) for n, d, _ in BUILTIN_SKILLS])
-    assert data["harness_version"] == "2.1.332"
+    assert data["harness"] == {"version": "2.1.332", "model": "claude-opus-5-5"}
     assert data["budget"] == {"model": "claude-opus-5-5", "budget": 30_000, "chars": chars, "lines": 16,
                               "full": 16, "builtin": 13, "user_full": 3}
     assert data["block"] == ClaudeCodeProfile().render(ClaudeCodeProfile().discover([lib]).skills)
@@ -61,8 +61,8 @@ def test_harness_model_sets_the_budget_and_the_layout(lib: Path, capsys) -> None
 def test_harness_model_needs_a_harness_with_model_budgets(lib: Path, capsys) -> None:
     status, out, err = run(capsys, "prompt", "--profile", "genkit", "--skills", str(lib), "--harness-model", "x")
     assert (status, out) == (2, "")
-    assert err == ("skill-router prompt: error: --harness-model needs a harness whose budget depends on the model: "
-                   "use --profile claude-code, not genkit\n")
+    assert err == ("skill-router prompt: error: --harness-model needs a harness whose budget depends on its model "
+                   "(--profile codex or claude-code), not genkit\n")
 
 
 def test_emit_config_names_skills_by_folder(lib: Path, capsys) -> None:

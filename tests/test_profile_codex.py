@@ -24,42 +24,20 @@ from router.skill import Skill
 INSTRUCTIONS_HEAD = """<skills_instructions>
 ## Skills
 A skill is a set of local instructions to follow that is stored in a `SKILL.md` file. Below is the list of skills \
-that can be used. Each entry includes a name, description, and file path so you can open the source for full \
-instructions when using a specific skill.
-### Available skills
+that can be used. Each entry includes a name, description, and a short path that can be expanded into an absolute \
+path using the skill roots table.
+### Skill roots
 """
-INSTRUCTIONS_TAIL = """### How to use skills
-- Discovery: The list above is the skills available in this session (name + description + file path). Skill bodies \
-live on disk at the listed paths.
-- Trigger rules: If the user names a skill (with `$SkillName` or plain text) OR the task clearly matches a skill's \
-description shown above, you must use that skill for that turn. Multiple mentions mean use them all. Do not carry \
-skills across turns unless re-mentioned.
-- Missing/blocked: If a named skill isn't in the list or the path can't be read, say so briefly and continue with \
-the best fallback.
-- How to use a skill (progressive disclosure):
-  1) After deciding to use a skill, open its `SKILL.md`. Read only enough to follow the workflow.
-  2) When `SKILL.md` references relative paths (e.g., `scripts/foo.py`), resolve them relative to the skill \
-directory listed above first, and only consider other paths if needed.
-  3) If `SKILL.md` points to extra folders such as `references/`, load only the specific files needed for the \
-request; don't bulk-load everything.
-  4) If `scripts/` exist, prefer running or patching them instead of retyping large code blocks.
-  5) If `assets/` or templates exist, reuse them instead of recreating from scratch.
-- Coordination and sequencing:
-  - If multiple skills apply, choose the minimal set that covers the request and state the order you'll use them.
-  - Announce which skill(s) you're using and why (one short line). If you skip an obvious skill, say why.
-- Context hygiene:
-  - Keep context small: summarize long sections instead of pasting them; only load extra files when needed.
-  - Avoid deep reference-chasing: prefer opening only files directly linked from `SKILL.md` unless you're blocked.
-  - When variants exist (frameworks, providers, domains), pick only the relevant reference file(s) and note that \
-choice.
-- Safety and fallback: If a skill can't be applied cleanly (missing files, unclear instructions), state the issue, \
-pick the next-best approach, and continue.
-</skills_instructions>"""
-CHARS = Budget(10**9)
+INSTRUCTIONS_TAIL = "</skills_instructions>"
+#: Far more than any test listing costs.
+BIG = Budget(10**9)
 
 
-def block(*lines: str) -> str:
-    return INSTRUCTIONS_HEAD + "".join(line + "\n" for line in lines) + INSTRUCTIONS_TAIL
+def block(*lines: str, roots: tuple[str, ...] = ("/lib",)) -> str:
+    """The message Codex 0.171.0 sends for these lines (its default model adds no usage section)."""
+    table = "".join(f"- `r{i}` = `{root}`\n" for i, root in enumerate(roots))
+    return INSTRUCTIONS_HEAD + table + "### Available skills\n" + "".join(line + "\n" for line in lines) + \
+        INSTRUCTIONS_TAIL
 
 
 def write(path: Path, content: str | bytes) -> Path:
@@ -74,7 +52,13 @@ def skill_md(folder: Path, name: str | None = None, description: str = "Does thi
 
 
 def make(name: str, scope: Scope = Scope.REPO, description: str = "desc", path: str | None = None) -> Skill:
-    return Skill(name, description, path or f"/tmp/{name}/SKILL.md", metadata={"scope": scope.value})
+    """A skill found in the root ``/lib``."""
+    return Skill(name, description, path or f"/lib/{name}/SKILL.md", metadata={"scope": scope.value, "root": "/lib"})
+
+
+def tokens(text: str) -> int:
+    """Codex's approximate tokens: UTF-8 bytes / 4, rounded up."""
+    return (len(text.encode("utf-8")) + 3) // 4
 
 
 def isolated(tmp_path: Path, cwd: Path | None = None) -> CodexProfile:
@@ -96,145 +80,129 @@ def test_profile_is_registered_as_codex():
     assert get_profile("codex").name == "codex"
 
 
-def test_instructions_text_and_line_format_are_byte_exact():
+def test_instructions_text_and_line_format_are_byte_exact(tmp_path):
+    # Observed on Codex 0.171.0: the roots table and rN/ paths even for plain listings, no escaping.
     skills = [make("beta", description="Second <b> & \"raw\""), make("alpha", description="First")]
-    assert get_profile("codex").render(skills) == block(
-        "- alpha: First (file: /tmp/alpha/SKILL.md)",
-        '- beta: Second <b> & "raw" (file: /tmp/beta/SKILL.md)',
+    assert CodexProfile(codex_home=tmp_path).render(skills) == block(
+        "- alpha: First (file: r0/alpha/SKILL.md)",
+        '- beta: Second <b> & "raw" (file: r0/beta/SKILL.md)',
     )
 
 
 def test_empty_description_line():
-    assert build_listing([make("bare", description="")], CHARS).text == block("- bare: (file: /tmp/bare/SKILL.md)")
+    assert build_listing([make("bare", description="")], BIG).text == block("- bare: (file: r0/bare/SKILL.md)")
 
 
 def test_backslashes_in_paths_are_listed_as_slashes():
-    skill = make("win", path="C:\\skills\\win\\SKILL.md")
-    assert build_listing([skill], CHARS).text == block("- win: desc (file: C:/skills/win/SKILL.md)")
+    skill = Skill("win", "desc", "C:\\skills\\win\\SKILL.md",
+                  metadata={"root": "C:\\skills", "found_path": "C:\\skills/win\\SKILL.md"})
+    assert build_listing([skill], BIG).text == block("- win: desc (file: r0/win/SKILL.md)", roots=("C:/skills",))
+
+
+def test_the_usage_section_follows_only_when_the_model_asks_for_it(tmp_path):
+    # gpt-5.5's metadata has include_skills_usage_instructions; the default model and unknown ones do not.
+    skills = [make("alpha")]
+    with_usage = CodexProfile(codex_home=tmp_path, model="gpt-5.5").render(skills)
+    assert with_usage.startswith(block("- alpha: desc (file: r0/alpha/SKILL.md)").removesuffix(INSTRUCTIONS_TAIL)
+                                 + "### How to use skills\n- Discovery: The list above is the skills available in "
+                                   "this session (name + description + short path).")
+    for model in (None, "gpt-6.2-sol", "some-unknown-model"):
+        assert "### How to use skills" not in CodexProfile(codex_home=tmp_path, model=model).render(skills)
+
+
+def test_the_model_comes_from_the_user_config_unless_given(tmp_path):
+    write(tmp_path / "config.toml", 'model = "gpt-5.5"\nmodel_context_window = 100000\n')
+    profile = CodexProfile(codex_home=tmp_path)
+    assert (profile.harness_model, profile.budget) == ("gpt-5.5", Budget(2000))
+    assert CodexProfile(codex_home=tmp_path, model="gpt-6.2-sol", context_window=500_000).budget == Budget(10_000)
 
 
 def test_listing_order_is_system_admin_repo_user_then_name_then_path():
-    skills = [make("u", Scope.USER), make("b", Scope.REPO, path="/z/b/SKILL.md"), make("s", Scope.SYSTEM),
-              make("b", Scope.REPO, path="/a/b/SKILL.md"), make("a", Scope.ADMIN), make("B", Scope.REPO)]
-    listing = build_listing(skills, CHARS)
+    skills = [make("u", Scope.USER), make("b", Scope.REPO, path="/lib/z/b/SKILL.md"), make("s", Scope.SYSTEM),
+              make("b", Scope.REPO, path="/lib/a/b/SKILL.md"), make("a", Scope.ADMIN), make("B", Scope.REPO)]
+    listing = build_listing(skills, BIG)
     assert listing.included == ("s", "a", "B", "b", "b", "u")
-    assert "- b: desc (file: /a/b/SKILL.md)\n- b: desc (file: /z/b/SKILL.md)\n" in listing.text
+    assert "- b: desc (file: r0/a/b/SKILL.md)\n- b: desc (file: r0/z/b/SKILL.md)\n" in listing.text
 
 
-def test_nothing_listable_gives_no_message():
-    assert get_profile("codex").render([]) == ""
+def test_nothing_listable_gives_no_message(tmp_path):
+    assert CodexProfile(codex_home=tmp_path).render([]) == ""
     hidden = Skill("quiet", "desc", "/q/SKILL.md", metadata={"allow_implicit_invocation": False})
-    assert build_listing([hidden], CHARS).text == ""
+    assert build_listing([hidden], BIG).text == ""
 
 
-def test_default_budget_is_two_percent_of_the_context_window_else_8000_characters():
-    assert Budget.for_context(200_000) == Budget(4000, tokens=True)
-    assert Budget.for_context(99) == Budget(1, tokens=True)
-    assert Budget.for_context(None) == Budget(8000)
-    assert Budget.for_context(-1) == Budget(8000)
-
-
-def bare_cost(skill: Skill) -> int:
-    return len(f"- {skill.name}: (file: {skill.path})") + 1
+def test_budget_is_two_percent_of_the_models_context_window():
+    # Observed on Codex 0.171.0: tokens for every model, the fallback window (272,000) included.
+    assert Budget.for_model() == Budget(10_000)                              # gpt-6.2-sol: 500,000
+    assert Budget.for_model("gpt-5.5") == Budget(5440)                       # 272,000
+    assert Budget.for_model("some-unknown-model") == Budget(5440)            # the fallback window
+    assert Budget.for_model(None, 200_000) == Budget(4000)                   # model_context_window
+    assert Budget.for_model(None, 600_000) == Budget(12_000)                 # up to 872,000 for the default
+    assert Budget.for_model("gpt-5.5", 400_000) == Budget(5440)              # gpt-5.5 goes no higher than 272,000
+    assert Budget.for_model(None, 1) == Budget(1)
+    assert Budget.for_model("gpt-5.5", None, 8000) == Budget(8000)           # skills.max_context_tokens
+    assert Budget.for_model(None, None, 60_000) == Budget(10_000)            # ... at most 10,000
 
 
 def test_full_lines_that_fit_are_kept_whole():
-    skills = [make("alpha-skill", description="abcdef")]
-    exact = len("- alpha-skill: abcdef (file: /tmp/alpha-skill/SKILL.md)") + 1
-    listing = build_listing(skills, Budget(exact))
-    assert listing.text == block("- alpha-skill: abcdef (file: /tmp/alpha-skill/SKILL.md)")
+    line = "- alpha-skill: abcdef (file: r0/alpha-skill/SKILL.md)"
+    listing = build_listing([make("alpha-skill", description="abcdef")], Budget(tokens(line + "\n")))
+    assert listing.text == block(line)
     assert listing.warning is None and listing.truncated_chars == 0
 
 
-def test_descriptions_are_cut_equally_round_robin_before_any_skill_is_dropped():
-    alpha, beta = make("alpha-skill", description="abcdef"), make("beta-skill", description="uvwxyz")
-    listing = build_listing([beta, alpha], Budget(bare_cost(alpha) + bare_cost(beta) + 6))
-    # The first character of a description costs 2 (it brings a space), each next one 1: 2 + 1 each.
-    assert listing.text == block("- alpha-skill: ab (file: /tmp/alpha-skill/SKILL.md)",
-                                 "- beta-skill: uv (file: /tmp/beta-skill/SKILL.md)")
-    assert (listing.omitted, listing.truncated_chars, listing.warning) == (0, 8, None)
-
-
-def test_unused_description_budget_goes_to_longer_descriptions():
-    short, long = make("short-skill", description="x"), make("long-skill", description="abcdefghi")
-    listing = build_listing([short, long], Budget(bare_cost(short) + bare_cost(long) + 11))
-    assert listing.text == block("- long-skill: abcdefgh (file: /tmp/long-skill/SKILL.md)",
-                                 "- short-skill: x (file: /tmp/short-skill/SKILL.md)")
-
-
-def test_shortened_descriptions_warn_when_the_average_cut_exceeds_100_characters():
-    long, empty = make("long-skill", description="a" * 250), make("empty-skill", description="")
-    listing = build_listing([long, empty], Budget(bare_cost(long) + bare_cost(empty) + 49))
-    assert listing.truncated_chars == 202
-    assert listing.warning == ("Skill descriptions were shortened to fit the skills context budget. Codex can still "
-                               "see every skill, but some descriptions are shorter. Disable unused skills or plugins "
-                               "to leave more room for the rest.")
-
-
-def test_token_budget_shortened_warning_names_two_percent():
-    long = make("long-skill", description="a" * 1000)
-    bare = (len(f"- long-skill: (file: {long.path})") + 1 + 3) // 4
-    listing = build_listing([long], Budget(bare + 1, tokens=True))
-    assert listing.warning == ("Skill descriptions were shortened to fit the 2% skills context budget. Codex can "
-                               "still see every skill, but some descriptions are shorter. Disable unused skills or "
-                               "plugins to leave more room for the rest.")
+def test_descriptions_are_cut_round_robin_before_any_skill_is_dropped_and_no_warning_says_so():
+    skills = [make(f"skill-{i}", description="abcdefghijklmnopqrstuvwxyz" * 8) for i in range(3)]
+    bare = sum(tokens(f"- skill-{i}: (file: r0/skill-{i}/SKILL.md)\n") for i in range(3))
+    listing = build_listing(skills, Budget(bare + 30))
+    cut = [line.split(": ", 1)[1].split(" (file:")[0] for line in listing.text.splitlines() if line.startswith("- s")]
+    assert len(cut) == 3 and max(len(c) for c in cut) - min(len(c) for c in cut) <= 4
+    assert all(c == skills[0].description[:len(c)] for c in cut)  # cut with no ellipsis
+    assert (listing.omitted, listing.warning) == (0, None)         # Codex 0.171.0 shows nothing for a cut
 
 
 def test_bare_lines_are_kept_in_priority_order_when_even_they_do_not_fit():
     system, user, repo, admin = (make("system-skill", Scope.SYSTEM), make("user-skill", Scope.USER),
                                  make("repo-skill", Scope.REPO), make("admin-skill", Scope.ADMIN))
-    listing = build_listing([system, user, repo, admin], Budget(bare_cost(system) + bare_cost(admin)))
-    assert listing.text == block("- system-skill: (file: /tmp/system-skill/SKILL.md)",
-                                 "- admin-skill: (file: /tmp/admin-skill/SKILL.md)")
+    first_two = [f"- {n}: (file: r0/{n}/SKILL.md)" for n in ("system-skill", "admin-skill")]
+    listing = build_listing([system, user, repo, admin], Budget(sum(tokens(line + "\n") for line in first_two)))
+    assert listing.text == block(*first_two)
     assert listing.warning == ("Exceeded skills context budget. All skill descriptions were removed and 2 additional "
-                               "skills were not included in the model-visible skills list.")
+                               "skills were not included in the model-visible skills list.")  # no " of 2%"
 
 
 def test_a_line_that_does_not_fit_is_skipped_and_the_scan_goes_on():
-    oversized = make("oversized-system-skill", Scope.SYSTEM, description="desc " * 100)
+    oversized = make("oversized-system-skill-" + "x" * 40, Scope.SYSTEM)
     repo = make("repo-skill", Scope.REPO)
-    listing = build_listing([oversized, repo], Budget(len("- repo-skill: desc (file: /tmp/repo-skill/SKILL.md)") + 1))
+    listing = build_listing([oversized, repo], Budget(tokens("- repo-skill: (file: r0/repo-skill/SKILL.md)\n")))
     assert listing.included == ("repo-skill",)
     assert listing.warning == ("Exceeded skills context budget. All skill descriptions were removed and 1 additional "
                                "skill was not included in the model-visible skills list.")
 
 
-def test_token_budget_warning_names_two_percent():
-    skills = [make(f"skill-{i}") for i in range(3)]
-    line_tokens = (len("- skill-0: (file: /tmp/skill-0/SKILL.md)\n") + 3) // 4   # 41 bytes: 11 tokens
-    listing = build_listing(skills, Budget(2 * line_tokens, tokens=True))
-    assert listing.warning == ("Exceeded skills context budget of 2%. All skill descriptions were removed and 1 "
-                               "additional skill was not included in the model-visible skills list.")
+def test_when_not_one_line_fits_the_list_is_empty_and_has_no_roots_table():
+    text = build_listing([make("alpha")], Budget(1)).text
+    assert text.startswith("<skills_instructions>\n## Skills\nA skill is a set of instructions provided through a "
+                           "`SKILL.md` source.")
+    assert text.endswith("\n### Available skills\n</skills_instructions>") and "### Skill roots" not in text
 
 
-def test_cut_listing_switches_to_skill_root_aliases_when_they_fit_more(tmp_path):
-    root = tmp_path / ("very-long-shared-prefix-" * 4).rstrip("-")
-    for i in range(12):
-        skill_md(root / f"skill-{i:02d}", f"shared-root-skill-{i:02d}", "Describes a thing at some length")
-    profile = CodexProfile(admin_root=None)
-    found = profile.discover([root]).skills
-    real = os.path.realpath(root)
-    bare = sum(len(f"- {s.name}: (file: {s.path})") + 1 for s in found)
-    listing = profile.listing(found, Budget(bare - 1))
-    assert listing.aliased and listing.omitted == 0
-    text = listing.text
-    assert text.startswith("<skills_instructions>\n## Skills\nA skill is a set of local instructions to follow that "
-                           "is stored in a `SKILL.md` file. Below is the list of skills that can be used. Each entry "
-                           "includes a name, description, and a short path that can be expanded into an absolute "
-                           "path using the skill roots table.\n### Skill roots\n- `r0` = `" + real + "`\n"
-                           "### Available skills\n")
-    assert "\n- shared-root-skill-00: " in text and " (file: r0/skill-00/SKILL.md)\n" in text
-    assert ("- Discovery: The list above is the skills available in this session (name + description + short path). "
-            "Skill bodies live on disk at the listed paths after expanding the matching alias from `### Skill "
-            "roots`.\n") in text
+def test_the_roots_table_lists_the_roots_of_listed_skills_in_scan_order_and_costs_nothing(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    skill_md(first / "b", "b")
+    skill_md(second / "a", "a")
+    profile = CodexProfile(admin_root=None, codex_home=tmp_path)
+    found = profile.discover([first, second]).skills
+    lines = ["- a: Does things (file: r1/a/SKILL.md)", "- b: Does things (file: r0/b/SKILL.md)"]
+    listing = profile.listing(found, Budget(sum(tokens(line + "\n") for line in lines)))
+    assert listing.text == block(*lines, roots=(os.path.realpath(first), os.path.realpath(second)))
 
 
-def test_a_shortlist_that_fits_never_uses_aliases(tmp_path):
-    for i in range(5):
-        skill_md(tmp_path / "lib" / f"s{i}", f"s{i}", "Short")
-    profile = CodexProfile(admin_root=None)
-    listing = profile.listing(profile.discover([tmp_path / "lib"]).skills)
-    assert not listing.aliased and "### Skill roots" not in listing.text
+def test_descriptions_over_1024_characters_are_listed_cut_to_1021_and_an_ellipsis(tmp_path):
+    found = one(tmp_path, f"---\nname: n\ndescription: {'é' * 1100}\n---\n")
+    assert [len(s.description) for s in found.skills] == [1100] and found.errors == ()
+    assert f"- n: {'é' * 1021}... (file: r0/my-skill/SKILL.md)\n" in get_profile("codex").listing(found.skills,
+                                                                                                    BIG).text
 
 
 # --- discovery ------------------------------------------------------------------------------------------------
@@ -244,7 +212,8 @@ def test_harness_roots_and_their_scopes_in_codex_order(tmp_path):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     cwd = repo / "pkg"
-    skill_md(repo / ".codex" / "skills" / "a", "a")
+    skill_md(cwd / ".codex" / "skills" / "a", "a")
+    skill_md(repo / ".codex" / "skills" / "not-a-root", "x")   # Codex 0.171.0 reads only the working folder's .codex
     skill_md(repo / ".agents" / "skills" / "b", "b")
     skill_md(cwd / ".agents" / "skills" / "c", "c")
     skill_md(tmp_path / "codex-home" / "skills" / "d", "d")
@@ -255,7 +224,7 @@ def test_harness_roots_and_their_scopes_in_codex_order(tmp_path):
     profile = isolated(tmp_path, cwd)
 
     assert [(r.path, r.scope) for r in profile.harness_roots()] == [
-        (str(repo / ".codex" / "skills"), Scope.REPO),
+        (str(cwd / ".codex" / "skills"), Scope.REPO),
         (str(tmp_path / "codex-home" / "skills"), Scope.USER),
         (str(tmp_path / "home" / ".agents" / "skills"), Scope.USER),
         (str(tmp_path / "codex-home" / "skills" / ".system"), Scope.SYSTEM),
@@ -408,7 +377,7 @@ def test_allow_implicit_invocation_false_is_found_but_not_listed(tmp_path):
                      id="whitespace-collapsed"),
         pytest.param("---\ndescription: No name\n---\n", "my-skill", "No name", id="name-from-folder"),
         pytest.param("---\nname: 42\ndescription: true\n---\n", "42", "true", id="scalars-as-strings"),
-        pytest.param("---\nname: n\ndescription: Has: colon\n---\n", None, None, id="unquoted-colon-fails"),
+        pytest.param("---\nname: n\ndescription: Has: colon\n---\n", "n", "Has: colon", id="unquoted-colon-parses"),
     ],
 )
 def test_frontmatter(tmp_path, content, name, description):
@@ -432,16 +401,11 @@ def test_frontmatter(tmp_path, content, name, description):
         pytest.param("---\nname: n\ndescription:\n---\n", "missing field `description`", id="null-description"),
         pytest.param(f"---\nname: {'n' * 65}\ndescription: d\n---\n",
                      "invalid name: exceeds maximum length of 64 characters", id="long-name"),
-        pytest.param(f"---\nname: n\ndescription: {'d' * 1025}\n---\n",
-                     "invalid description: exceeds maximum length of 1024 characters", id="long-description"),
-        pytest.param(f"---\nname: n\ndescription: d\nmetadata:\n  short-description: {'s' * 1025}\n---\n",
-                     "invalid metadata.short-description: exceeds maximum length of 1024 characters",
-                     id="long-short-description"),
         pytest.param("---\nname: n\ndescription: [a, b]\n---\n",
                      "invalid YAML: description: invalid type: sequence, expected a string at line 2 column 14",
                      id="description-not-a-string-inferred"),
         pytest.param(b"---\nname: n\ndescription: caf\xe9\n---\n",
-                     "failed to read file: stream did not contain valid UTF-8", id="not-utf8"),
+                     "failed to read file: invalid utf-8 sequence of 1 bytes from index 28", id="not-utf8"),
     ],
 )
 def test_errors_are_reported_per_path_and_the_scan_goes_on(tmp_path, content, message):
@@ -457,8 +421,10 @@ def test_limits_count_characters_not_bytes(tmp_path):
 
 
 def test_invalid_yaml_message_follows_serde_yaml_inferred(tmp_path):
-    # serde_yaml reports libyaml's problem and position; the text here is libyaml's wording, not PyYAML's.
-    found = one(tmp_path, "---\nname: n\ndescription: Use this skill when: the user asks\n---\n")
+    # serde_yaml reports libyaml's problem and position; the text here is libyaml's wording, not PyYAML's. The
+    # colon alone parses once quoted; the indented next line keeps even the quoted reading from parsing, so the
+    # first error stands (observed on Codex 0.171.0).
+    found = one(tmp_path, "---\nname: n\ndescription: Use this skill when: the user asks\n  more\n---\n")
     path = f"{os.path.realpath(tmp_path / 'root' / 'my-skill')}/SKILL.md"
     assert found.errors == (f"{path}: invalid YAML: mapping values are not allowed in this context at line 2 "
                             "column 33",)   # the colon after "when": 0-based column 32
@@ -526,8 +492,8 @@ def test_hook_context_uses_codex_line_format():
     skills = [make("pdf", description="Read PDFs"), make("xlsx", description="Edit sheets")]
     assert get_profile("codex").hook_context(skills) == (
         "Skills most relevant to this request (skill-router):\n"
-        "- pdf: Read PDFs (file: /tmp/pdf/SKILL.md)\n"
-        "- xlsx: Edit sheets (file: /tmp/xlsx/SKILL.md)")
+        "- pdf: Read PDFs (file: /lib/pdf/SKILL.md)\n"
+        "- xlsx: Edit sheets (file: /lib/xlsx/SKILL.md)")
     assert get_profile("codex").hook_context([]) == ""
 
 
@@ -536,7 +502,7 @@ def test_hook_context_keeps_five_skills_codex_would_invoke():
     skills = [quiet] + [make(f"s{i}", description=f"Skill {i}") for i in range(7)]
     assert get_profile("codex").hook_context(skills) == (
         "Skills most relevant to this request (skill-router):\n"
-        + "\n".join(f"- s{i}: Skill {i} (file: /tmp/s{i}/SKILL.md)" for i in range(5)))
+        + "\n".join(f"- s{i}: Skill {i} (file: /lib/s{i}/SKILL.md)" for i in range(5)))
 
 
 def test_restrict_config_disables_every_other_skill_by_path():
@@ -548,7 +514,7 @@ def test_restrict_config_disables_every_other_skill_by_path():
         "enabled = false\n"
         "\n"
         "[[skills.config]]\n"
-        'path = "/tmp/other/SKILL.md"\n'
+        'path = "/lib/other/SKILL.md"\n'
         "enabled = false\n")
 
 
@@ -596,13 +562,14 @@ def test_emitted_config_round_trips_through_codex_rules(tmp_path):
 
 @settings(max_examples=200, deadline=None)
 @given(descriptions=st.lists(st.text(alphabet="abcé漢 ", min_size=1, max_size=40), min_size=1, max_size=8),
-       limit=st.integers(min_value=0, max_value=600), tokens=st.booleans())
-def test_listed_lines_never_exceed_the_budget_and_every_skill_is_accounted_for(descriptions, limit, tokens):
+       limit=st.integers(min_value=0, max_value=200))
+def test_listed_lines_never_exceed_the_budget_and_every_skill_is_accounted_for(descriptions, limit):
     skills = [make(f"s{i}", description=d) for i, d in enumerate(descriptions)]
-    budget = Budget(limit, tokens)
+    budget = Budget(limit)
     listing = build_listing(skills, budget)
-    lines = listing.text.split("### Available skills\n", 1)[1].split("### How to use skills", 1)[0].splitlines()
+    lines = [line for line in listing.text.split("### Available skills\n", 1)[1].splitlines() if line.startswith("- s")]
     assert sum(budget.cost(line + "\n") for line in lines) <= limit
     assert len(listing.included) + listing.omitted == len(skills)
-    fits_whole = sum(budget.cost(f"- {s.name}: {s.description} (file: {s.path})\n") for s in skills) <= limit
+    full = [f"- {s.name}: {s.description} (file: r0/{s.name}/SKILL.md)\n" for s in skills]
+    fits_whole = sum(budget.cost(line) for line in full) <= limit
     assert (listing.truncated_chars == 0 and listing.omitted == 0) == fits_whole

@@ -92,6 +92,9 @@ def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True
                                                              "rows, used in place of --skills")
     group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
                        help=f"{profile_help} (default: {DEFAULT_PROFILE})")
+    group.add_argument("--harness-model", metavar="MODEL",
+                       help="the model the harness runs, which sets its listing budget (codex: default the model in "
+                            "$CODEX_HOME/config.toml, else Codex's default model; claude-code: claude-opus-5-5)")
     if confine:
         group.add_argument("--confine", action="store_true",
                            help="refuse skills whose SKILL.md is a symlink leading outside every skills folder "
@@ -145,6 +148,21 @@ def skilled_router(args: Any, **overrides: Any):
     return router
 
 
+def harness_profile(args: Any) -> Any:
+    """The ``--profile``, for the ``--harness-model`` when one is given."""
+    from router.profiles import get_profile
+
+    profile = get_profile(args.profile)
+    model = getattr(args, "harness_model", None)
+    if model:
+        with_model = getattr(profile, "with_model", None)
+        if with_model is None:
+            raise ConfigError(f"--harness-model needs a harness whose budget depends on its model (--profile codex "
+                              f"or claude-code), not {profile.name}")
+        profile = with_model(model)
+    return profile
+
+
 def make_router(args: Any, encoder: Any = None, **overrides: Any):
     """The router the options describe (nothing is indexed until a route needs it). ``encoder`` shares an
     already loaded embedding model (a server rebuilding its router)."""
@@ -158,9 +176,9 @@ def make_router(args: Any, encoder: Any = None, **overrides: Any):
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        return Router.from_catalog(args.catalog, args.profile, config, index_folder=args.index_dir, pinned=pinned,
-                                   excluded=excluded, encoder=encoder)
-    return Router.from_skills(roots(args), args.profile, config, index_folder=args.index_dir, pinned=pinned,
+        return Router.from_catalog(args.catalog, harness_profile(args), config, index_folder=args.index_dir,
+                                   pinned=pinned, excluded=excluded, encoder=encoder)
+    return Router.from_skills(roots(args), harness_profile(args), config, index_folder=args.index_dir, pinned=pinned,
                               excluded=excluded, encoder=encoder)
 
 

@@ -6,9 +6,9 @@ import sys
 import time
 from typing import Any
 
-from router.cli.common import (add_library_options, add_router_options, json_text, k_help, positive_int,
-                               print_json, read_query, report_notes, require_skills, roots, skilled_router,
-                               terminal_text, write_exact)
+from router.cli.common import (add_library_options, add_router_options, harness_profile, json_text, k_help,
+                               positive_int, print_json, read_query, report_notes, require_skills, roots,
+                               skilled_router, terminal_text, write_exact)
 from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
@@ -32,9 +32,6 @@ def register(commands: Any) -> None:
     p.add_argument("--emit-config", action="store_true",
                    help="print the harness's own setting that lists only the skills shown (codex: [[skills.config]] "
                         "entries; claude-code: the Agent SDK skills option)")
-    p.add_argument("--harness-model", metavar="MODEL",
-                   help="the model the harness runs, which sets its listing budget (default: the harness's default "
-                        "model; claude-code: claude-opus-5-5)")
     p.set_defaults(run=cmd_prompt)
 
     p = commands.add_parser("use", help="print what the skill tool returns for NAME")
@@ -84,9 +81,9 @@ def _library(args: Any):
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        loaded = library.from_catalog(args.catalog, args.profile)
+        loaded = library.from_catalog(args.catalog, harness_profile(args))
         return loaded.registry, loaded.profile
-    profile = library.get_profile(args.profile)
+    profile = harness_profile(args)
     registry = library.discover(roots(args), profile, require_roots=True)
     found = registry.discovery
     if found is not None and args.confine:
@@ -126,22 +123,7 @@ def cmd_list(args: Any) -> int:
     return 0
 
 
-def _harness_model(args: Any) -> None:
-    """Apply ``--harness-model``: the profile, for that model, replaces the profile's name in ``args``."""
-    if args.harness_model is None:
-        return
-    from router.profiles import get_profile
-
-    profile = get_profile(args.profile)
-    with_model = getattr(profile, "with_model", None)
-    if with_model is None:
-        raise ConfigError(f"--harness-model needs a harness whose budget depends on the model: use --profile "
-                          f"claude-code, not {profile.name}")
-    args.profile = with_model(args.harness_model)
-
-
 def cmd_prompt(args: Any) -> int:
-    _harness_model(args)
     query = read_query(args.query) if args.query is not None else None
     routing = None
     if query is None and not args.pin and not args.exclude:
@@ -172,9 +154,8 @@ def cmd_prompt(args: Any) -> int:
     if args.json:
         tool = profile.tool(shown)
         out = {"block": block, "shown": [s.name for s in shown], "tool": tool.openai() if tool else None}
-        version = getattr(profile, "harness_version", None)
-        if version is not None:
-            out["harness_version"] = version
+        if getattr(profile, "harness_version", None):  # the harness release the profile reproduces, and its model
+            out["harness"] = {"version": profile.harness_version, "model": getattr(profile, "harness_model", None)}
         report = getattr(profile, "budget_report", None)
         if report is not None:  # the harness's own budget, its built-in skills counted
             out["budget"] = report(shown)

@@ -405,6 +405,11 @@ class ClaudeCodeProfile(Profile):
             raise ConfigError(f"skillOverrides: {exc}; use one of on, name-only, user-invocable-only, off") \
                 from None
 
+    @property
+    def harness_model(self) -> str:
+        """The model Claude Code runs (``--harness-model``), which sets the listing budget and layout."""
+        return self.model
+
     def with_model(self, model: str | None) -> ClaudeCodeProfile:
         """The same profile for another model (``--harness-model``)."""
         other = ClaudeCodeProfile.__new__(ClaudeCodeProfile)

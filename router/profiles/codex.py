@@ -1,38 +1,47 @@
-"""The codex profile: the OpenAI Codex CLI (``codex-rs/core-skills`` at 0899b7c4).
+"""The codex profile: the OpenAI Codex CLI 0.171.0 (:data:`CODEX_VERSION`), checked against that binary.
 
-Rules (harness-profiles.md, "codex"; each is read in Codex's loader, renderer or their tests):
+``tests/test_oracle_codex.py`` installs ``@openai/codex@0.171.0`` and compares this profile with it byte for
+byte; the case that shows a rule is named in brackets. Rules observed on 0.171.0:
 
-- Roots in scan order: every project layer's ``<dir>/.codex/skills`` (Repo, cwd first), ``$CODEX_HOME/skills``
-  and ``~/.agents/skills`` (User), ``$CODEX_HOME/skills/.system`` (System), ``/etc/codex/skills`` (Admin),
-  plugin roots (User, names ``plugin:skill``), then ``<dir>/.agents/skills`` (Repo) for each folder from the
-  project root (nearest ancestor holding ``.git``, else the working folder) down to the working folder. Roots
-  given by the caller are Codex's extra roots: User scope, after the harness's own when both are used.
-- Each root is scanned breadth first, at most 6 levels and 2,000 folders, then
-  ``skills scan truncated after 2000 directories (root: <root>)``. Names starting with ``.`` are skipped;
-  symlinked folders are followed (not under System); a symlink that is not a folder is skipped. A skill is a
-  file named exactly ``SKILL.md``; the scan goes on below it. Paths are canonical; a repeated path keeps the
-  first root. Same names are all kept. Discovery order: Repo, User, System, Admin, then name, then path.
-- Frontmatter: the first line trimmed is ``---`` and ends at the next line trimming to ``---``; empty or
-  unclosed is ``missing YAML frontmatter delimited by ---``. ``name``, ``description`` and
-  ``metadata.short-description`` are read as serde_yaml reads them into optional strings; values are
-  whitespace-collapsed; no name gives the folder name; an empty description is ``missing field `description```;
-  over 64 / 1,024 characters is ``invalid name|description: exceeds maximum length of N characters``. Errors are
-  reported per path as ``<path>: <message>`` (none under System).
-- Catalogue: one ``<skills_instructions>`` developer message ordered System, Admin, Repo, User, name, path,
-  each entry ``- name: description (file: path)``, under a budget (2% of the context window in approximate
-  tokens, else 8,000 characters) with Codex's trimming and its messages (:mod:`router.profiles.codex_listing`).
+- Roots in scan order: the working folder's ``.codex/skills`` (Repo; an ancestor's ``.codex`` is not read for a
+  project that is not trusted) [sub-folder-project], ``$CODEX_HOME/skills`` and ``~/.agents/skills`` (User),
+  ``$CODEX_HOME/skills/.system`` (System, left out with ``skills.bundled.enabled = false``), ``/etc/codex/skills``
+  (Admin), plugin roots (User, names ``plugin:skill``), then ``<dir>/.agents/skills`` (Repo) for each folder from
+  the project root (nearest ancestor holding ``.git``, else the working folder) down to the working folder
+  [all-roots]. Roots given by the caller are extra User roots.
+- Each root (canonical) is scanned breadth first, at most 6 levels and 2,000 folders, then
+  ``skills scan truncated after 2000 directories (root: <root>)``. Names starting with ``.`` are skipped
+  [hidden-and-nested]; symlinked folders are followed (not under System), a symlinked ``SKILL.md`` is not
+  [symlinked-file]. A skill is a file named exactly ``SKILL.md``; the scan goes on below it. A skill's path is
+  canonical (what ``skills/list``, ``[[skills.config]]`` and ``$name`` injection use); the listing shows the path
+  as found, through the link [symlinked-folder]. A repeated canonical path keeps the first. Same names are all
+  kept [duplicate-names]. Discovery order: Repo, User, System, Admin, then name, then path.
+- Frontmatter: the first line trimmed is ``---`` and ends at the next line trimming to ``---``; empty, unclosed
+  or after a BOM is ``missing YAML frontmatter delimited by ---`` [bom]. ``name``, ``description`` and
+  ``metadata.short-description`` are read as serde_yaml reads them into optional strings; YAML that does not
+  parse is read again with plain values quoted (:func:`quote_plain_values`: ``description: Use when: ...``
+  parses [unquoted-colon]); values are whitespace-collapsed; no name gives the folder name; an empty description
+  is ``missing field `description```; a name over 64 characters is ``invalid name: exceeds maximum length of 64
+  characters``; a longer description is kept (the listing cuts it) [long-description]. Errors are reported per
+  canonical path as ``<path>: <message>`` in libyaml's and Rust's wording (none under System).
+- Catalogue: :mod:`router.profiles.codex_listing` (roots table, budget, the model's usage section).
 - Not listed: a skill whose ``agents/openai.yaml`` sets ``policy.allow_implicit_invocation: false``, and one that
-  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning)
-  disable; those rules are read from ``$CODEX_HOME/config.toml`` when Codex's own roots are scanned.
-- No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`).
+  the user config's ``[[skills.config]]`` rules (``path`` or ``name``, ``enabled = false``, later rules winning,
+  both selectors ignored) disable [config-*]; those rules are read from ``$CODEX_HOME/config.toml``.
+- No skill tool: a ``$name`` or ``[$name](path)`` mention injects the file as user text (:func:`inject`)
+  [test_mention_injection_matches_codex]. A ``UserPromptSubmit`` hook's ``additionalContext`` reaches the model
+  verbatim as a developer message after the prompt, once the hook's hash is trusted in the config
+  (``[hooks.state."<key>"] trusted_hash``); ``codex exec`` skips an untrusted hook silently.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
 import re
+import sys
 import tomllib
 from collections import deque
 from dataclasses import dataclass
@@ -45,19 +54,21 @@ from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_text
 from router.frontmatter import compose, safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
                                   tool_arguments)
-from router.profiles.claude_code import SHORTLIST_HEADER, SHORTLIST_MAX_SKILLS
-from router.profiles.codex_listing import (LOAD_RANK, Budget, Listing, Scope, build_listing, entry_line, listable,
-                                           listed_path,
-                                           prompt_order, scope_of)
+from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
+                                           build_listing, entry_line, listable, listed_path, prompt_order, scope_of,
+                                           usage_instructions)
 from router.skill import Skill
 
-__all__ = ["PROFILE", "Budget", "CodexProfile", "Listing", "Root", "Scope", "build_listing", "extract_mentions",
+__all__ = ["CODEX_VERSION", "DEFAULT_MODEL", "PROFILE", "Budget", "CodexProfile", "Listing", "Root", "Scope",
+           "build_listing", "extract_mentions",
            "inject", "mentioned", "prompt_order"]
 
+#: The router's shortlist in a hook's context: its first line and its most skills.
+SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
+SHORTLIST_MAX_SKILLS = 5
 MAX_SCAN_DEPTH = 6
 MAX_DIRS_PER_ROOT = 2000
 MAX_NAME_LEN = 64
-MAX_DESCRIPTION_LEN = 1024
 ADMIN_ROOT = "/etc/codex/skills"
 PROJECT_ROOT_MARKERS = (".git",)
 
@@ -117,6 +128,12 @@ _LIBYAML_PROBLEMS = (
     ("mapping values are not allowed here", "mapping values are not allowed in this context"),
     ("expected <block end>, but found", "did not find expected key"),
     ("found character", "found character that cannot start any token"),
+    ("found undefined alias", "unknown anchor"),
+    ("sequence entries are not allowed here", "block sequence entries are not allowed in this context"),
+    ("mapping keys are not allowed here", "mapping keys are not allowed in this context"),
+    ("expected chomping or indentation indicators", "did not find expected comment or line break"),
+    ("expected the node content", "did not find expected node content"),
+    ("expected alphabetic or numeric character", "did not find expected alphabetic or numeric character"),
 )
 
 
@@ -140,7 +157,8 @@ def serde_yaml_error(exc: yaml.MarkedYAMLError) -> str:
         text += f", {exc.context}"
         same = exc.context_mark is not None and exc.problem_mark is not None and \
             (exc.context_mark.line, exc.context_mark.column) == (exc.problem_mark.line, exc.problem_mark.column)
-        if exc.context_mark is not None and not same:
+        at_start = exc.context_mark is not None and (exc.context_mark.line, exc.context_mark.column) == (0, 0)
+        if exc.context_mark is not None and not same and not at_start:
             text += f" at {_mark(exc.context_mark)}"
     return text
 
@@ -165,14 +183,77 @@ def _optional_string(node: yaml.Node, key: str) -> str | None:
 def read_fields(front: str) -> dict[str, str | None]:
     """``name``, ``description`` and ``metadata.short-description`` as Codex's serde_yaml struct reads them.
 
+    YAML that does not parse is read once more with its plain values quoted (:func:`quote_plain_values`), as
+    Codex 0.171.0 does [unquoted-colon, invalid-yaml-bracket]; when that fails too, the first error stands.
     Raises ValueError with the text after ``invalid YAML: ``.
     """
+    front = _inline_tabs_as_spaces(front)
     try:
-        root = compose(front)  # PyYAML's compose, refusing nesting deep enough to exhaust its recursion
+        root = _compose(front)
+    except ValueError as first:
+        repaired = quote_plain_values(front)
+        if repaired == front:
+            raise
+        try:
+            return _fields(_compose(repaired))
+        except ValueError:
+            raise first from None
+    return _fields(root)
+
+
+def _inline_tabs_as_spaces(front: str) -> str:
+    """libyaml takes a tab after a line's first non-blank character as a blank, PyYAML not always; every value
+    read here is whitespace-collapsed, so such tabs become spaces (columns unchanged). Indentation is kept."""
+    lines = []
+    for line in front.split("\n"):
+        body = line.lstrip(" \t")
+        lines.append(line[:len(line) - len(body)] + body.replace("\t", " "))
+    return "\n".join(lines)
+
+
+_KEY_LINE = re.compile(r"^([ \t]*)([^\s#][^:]*?):[ \t]+(.*)$")
+_BLOCK_HEADER = re.compile(r"^[|>][-+0-9]*$")
+_NEEDS_QUOTES = re.compile(r":[ \t]")
+_QUOTE_FIRST = "[{@`"
+
+
+def quote_plain_values(front: str) -> str:
+    """Codex's second reading of frontmatter that is not YAML: each ``key: value`` line whose value (comment
+    removed, trimmed) holds ``:`` and a blank or starts with one of ``[{@``` becomes ``key: 'value'``; quoted
+    values, block scalars and the lines inside them are left as they are."""
+    out: list[str] = []
+    block_indent: int | None = None
+    for line in front.split("\n"):
+        indent = len(line) - len(line.lstrip(" \t"))
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        match = _KEY_LINE.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        lead, key, value = match.groups()
+        value = rust_trim(re.split(r"[ \t]#", value, maxsplit=1)[0])
+        if _BLOCK_HEADER.match(value):
+            block_indent = indent
+        if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST):
+            line = f"{lead}{key}: '" + value.replace("'", "''") + "'"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _compose(front: str) -> yaml.Node | None:
+    try:
+        return compose(front)  # PyYAML's compose, refusing nesting deep enough to exhaust its recursion
     except yaml.MarkedYAMLError as exc:
         raise ValueError(serde_yaml_error(exc)) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+
+
+def _fields(root: yaml.Node | None) -> dict[str, str | None]:
     fields: dict[str, str | None] = {}
     if root is None:
         return fields
@@ -184,7 +265,7 @@ def read_fields(front: str) -> dict[str, str | None]:
             continue
         key = key_node.value
         if key in seen and key in ("name", "description", "metadata"):
-            raise ValueError(f"duplicate field `{key}` at {_mark(key_node.start_mark)}")
+            raise ValueError(f"duplicate field `{key}`")
         seen.add(key)
         if key in ("name", "description"):
             fields[key] = _optional_string(value_node, key)
@@ -308,6 +389,22 @@ def inject(text: str, skills: Sequence[Skill]) -> tuple[list[str], list[str]]:
     return items, warnings
 
 
+def _utf8_error(exc: UnicodeDecodeError) -> str:
+    """Rust's ``Utf8Error`` text for this decoding error."""
+    if exc.reason == "unexpected end of data":
+        return f"incomplete utf-8 byte sequence from index {exc.start}"
+    return f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    """The user config as a table ({} when missing or not TOML: discovery reports that)."""
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def _read_text(path: str) -> str:
     raw = read_bytes(path, MAX_SKILL_FILE_BYTES)
     try:
@@ -340,11 +437,22 @@ class CodexProfile(Profile):
         The Admin root (default ``/etc/codex/skills``).
     plugins:
         ``(plugin name, skills folder)`` pairs: User roots whose skills are named ``plugin:skill``.
+    model:
+        The model Codex runs (``--harness-model``; default: ``model`` in ``$CODEX_HOME/config.toml``, else
+        :data:`DEFAULT_MODEL`). It sets the context window and whether ``### How to use skills`` is listed.
     context_window:
-        The model's context window in tokens; the listing budget is 2% of it. None: 8,000 characters.
+        Codex's ``model_context_window``: replaces the model's window (default: the config's, else the model's).
+    max_context_tokens:
+        Codex's ``skills.max_context_tokens``: the listing budget itself (default: the config's, else 2% of the
+        window).
+    bundled:
+        Codex's ``skills.bundled.enabled``: False leaves the System root (``$CODEX_HOME/skills/.system``) out
+        (default: the config's, else True).
     """
 
     name = "codex"
+    #: The Codex release this profile reproduces (its rules were observed on this binary).
+    harness_version = CODEX_VERSION
     tool_errors_fail = True
     default_roots = ()
 
@@ -352,14 +460,51 @@ class CodexProfile(Profile):
                  home: str | os.PathLike[str] | None = None, admin_root: str | os.PathLike[str] | None = ADMIN_ROOT,
                  plugins: Sequence[tuple[str, str | os.PathLike[str]]] = (),
                  project_root_markers: Sequence[str] = PROJECT_ROOT_MARKERS,
-                 context_window: int | None = None) -> None:
+                 model: str | None = None, context_window: int | None = None,
+                 max_context_tokens: int | None = None, bundled: bool | None = None) -> None:
         self.cwd = cwd
         self.codex_home = codex_home
         self.home = home
         self.admin_root = admin_root
         self.plugins = tuple(plugins)
         self.project_root_markers = tuple(project_root_markers)
-        self.budget = Budget.for_context(context_window)
+        self.model = model
+        self.context_window = context_window
+        self.max_context_tokens = max_context_tokens
+        self.bundled = bundled
+
+    def _setting(self, given: Any, *keys: str) -> Any:
+        """A constructor value, else the user config's (``$CODEX_HOME/config.toml``), else None."""
+        if given is not None:
+            return given
+        value: Any = _read_config(os.path.join(self._codex_home(), "config.toml"))
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    @property
+    def harness_model(self) -> str:
+        """The model whose rules apply: the one given, the config's ``model``, else Codex's default."""
+        model = self._setting(self.model, "model")
+        return model if isinstance(model, str) and model else DEFAULT_MODEL
+
+    @property
+    def budget(self) -> Budget:
+        """The listing budget for :attr:`harness_model` (``model_context_window`` and
+        ``skills.max_context_tokens`` applied)."""
+        window = self._setting(self.context_window, "model_context_window")
+        tokens = self._setting(self.max_context_tokens, "skills", "max_context_tokens")
+        return Budget.for_model(self.harness_model, window if isinstance(window, int) else None,
+                                tokens if isinstance(tokens, int) else None)
+
+    def with_model(self, model: str) -> "CodexProfile":
+        """This profile for another model (``--harness-model``): its window, budget and usage section."""
+        other = copy.copy(self)
+        other.model = model
+        return other
+
+    def _bundled(self) -> bool:
+        return self._setting(self.bundled, "skills", "bundled", "enabled") is not False
 
     # discovery
 
@@ -370,13 +515,15 @@ class CodexProfile(Profile):
         codex_home = self._codex_home()
         project = self.project_root(cwd)
         between = _dirs_between(project, cwd)
-        # Project config layers: each folder's .codex between the project root and cwd, nearest first; the
-        # user's own ~/.codex is the User layer, never a project one.
-        roots = [Root(os.path.join(d, ".codex", "skills"), Scope.REPO) for d in reversed(between)
-                 if os.path.isdir(os.path.join(d, ".codex")) and os.path.join(d, ".codex") != codex_home]
+        # The project config layer: the working folder's .codex (an ancestor's is not read for a project that is
+        # not trusted) [sub-folder-project]; the user's own ~/.codex is the User layer, never a project one.
+        dot_codex = os.path.join(cwd, ".codex")
+        roots = [Root(os.path.join(dot_codex, "skills"), Scope.REPO)] \
+            if os.path.isdir(dot_codex) and dot_codex != codex_home else []
         roots += [Root(os.path.join(codex_home, "skills"), Scope.USER),
-                  Root(os.path.join(home, ".agents", "skills"), Scope.USER),
-                  Root(os.path.join(codex_home, "skills", ".system"), Scope.SYSTEM)]
+                  Root(os.path.join(home, ".agents", "skills"), Scope.USER)]
+        if self._bundled():
+            roots.append(Root(os.path.join(codex_home, "skills", ".system"), Scope.SYSTEM))
         if self.admin_root is not None:
             roots.append(Root(os.path.abspath(os.fspath(self.admin_root)), Scope.ADMIN))
         roots += [Root(os.path.abspath(os.fspath(path)), Scope.USER, plugin) for plugin, path in self.plugins]
@@ -445,6 +592,7 @@ class CodexProfile(Profile):
             return
         follow = root.scope is not Scope.SYSTEM
         visited = {top}
+        # (the folder as found, through symlinked folders; its depth): the listing shows paths as found
         queue: deque[tuple[str, int]] = deque([(top, 0)])
         truncated = False
 
@@ -455,8 +603,9 @@ class CodexProfile(Profile):
             if len(visited) >= MAX_DIRS_PER_ROOT:
                 truncated = True
                 return
-            if folder not in visited:
-                visited.add(folder)
+            canonical = os.path.realpath(folder)
+            if canonical not in visited:
+                visited.add(canonical)
                 queue.append((folder, depth))
 
         while queue:
@@ -471,16 +620,16 @@ class CodexProfile(Profile):
                 path = os.path.join(folder, entry)
                 if os.path.islink(path):
                     if follow and os.path.isdir(path):
-                        enqueue(os.path.realpath(path), depth + 1)
+                        enqueue(path, depth + 1)
                     continue
                 if os.path.isdir(path):
-                    enqueue(os.path.realpath(path), depth + 1)
+                    enqueue(path, depth + 1)
                 elif entry == SKILL_FILE and os.path.isfile(path):
                     try:
                         skills.append(self._load(path, root, top, index))
                     except (OSError, ValueError) as exc:
                         if root.scope is not Scope.SYSTEM:
-                            errors.append(f"{path}: {exc}")
+                            errors.append(f"{os.path.realpath(path)}: {exc}")
         if truncated:
             warnings.append(f"skills scan truncated after {MAX_DIRS_PER_ROOT} directories (root: {top})")
 
@@ -492,7 +641,7 @@ class CodexProfile(Profile):
         skill = self.parse(path, raw, os.path.basename(os.path.dirname(path)))
         name = f"{root.plugin}:{skill.name}" if root.plugin else skill.name
         _check_length(name, MAX_NAME_LEN, "name")  # the plugin namespace counts toward the limit
-        metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index)
+        metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index, found_path=path)
         metadata.update(_openai_yaml_policy(os.path.dirname(path)))
         return Skill(name=name, description=skill.description, path=os.path.realpath(path), body=skill.body,
                      metadata=metadata)
@@ -500,8 +649,8 @@ class CodexProfile(Profile):
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError("failed to read file: stream did not contain valid UTF-8") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"failed to read file: {_utf8_error(exc)}") from None
         front = extract_frontmatter(text)
         if front is None:
             raise ValueError("missing YAML frontmatter delimited by ---")
@@ -513,9 +662,7 @@ class CodexProfile(Profile):
         description = collapse(fields.get("description") or "")
         short = collapse(fields.get("short-description") or "")
         _check_length(name, MAX_NAME_LEN, "name")
-        _check_length(description, MAX_DESCRIPTION_LEN, "description")
-        if short:
-            _check_length(short, MAX_DESCRIPTION_LEN, "metadata.short-description")
+        _check_length(description, sys.maxsize, "description")  # a longer one is cut when listed
         metadata = {"short_description": short} if short else {}
         return Skill(name=name, description=description, path=path, body=_after_fence(text), metadata=metadata)
 
@@ -523,7 +670,7 @@ class CodexProfile(Profile):
 
     def listing(self, skills: Sequence[Skill], budget: Budget | None = None) -> Listing:
         """The listing and the warning Codex shows the user (budget: this profile's unless given)."""
-        return build_listing(skills, budget or self.budget)
+        return build_listing(skills, budget or self.budget, usage_instructions(self.harness_model))
 
     def render(self, skills: Sequence[Skill]) -> str:
         return self.listing(skills).text
