@@ -273,7 +273,7 @@ class _Server(_Source):
     def _table(self, refresh: bool = False) -> dict[str, Skill]:
         if self._skills is None or refresh:
             rows = self._call("/v1/skills")["skills"]
-            table = {}
+            table: dict[str, Skill] = {}
             for row in rows:
                 skill = Skill(name=row["name"], description=row["description"], path=row.get("path") or "",
                               id=row["id"])

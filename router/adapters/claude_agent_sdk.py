@@ -91,7 +91,7 @@ class SkillRouterHook:
     def options(self, **options: Any) -> ClaudeAgentOptions:
         """``ClaudeAgentOptions(**options)`` with this hook added to the ``UserPromptSubmit`` hooks."""
         given = dict(options.pop("hooks", None) or {})
-        given[EVENT] = [*given.get(EVENT, []), HookMatcher(hooks=[self])]
+        given[EVENT] = [*given.get(EVENT, []), HookMatcher(hooks=[self])]  # type: ignore[list-item]
         return ClaudeAgentOptions(hooks=given, **options)
 
     def options_for(self, prompt: str, **options: Any) -> ClaudeAgentOptions:

@@ -63,7 +63,8 @@ class SkillRouterCallback:
         for tool in (llm_request.config.tools or []) if llm_request.config else []:
             declarations = getattr(tool, "function_declarations", None)
             if declarations:
-                tool.function_declarations = [d for d in declarations if keeps(d.name or "", turn)]
+                tool.function_declarations = [d for d in declarations  # type: ignore[union-attr]
+                                              if keeps(d.name or "", turn)]
         llm_request.tools_dict = {name: t for name, t in llm_request.tools_dict.items() if keeps(name, turn)}
         if turn.context:
             llm_request.append_instructions([turn.context])
