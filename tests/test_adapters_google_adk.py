@@ -100,3 +100,55 @@ def test_without_the_callback_every_tool_is_declared(tmp_path: Path) -> None:
     run_session(router, [], routed=False)
     assert CALLS[0]["tools"] == [*map(python_name, skill_names(router)), OWN_TOOL]
     assert "<available_skills>" not in CALLS[0]["instruction"]
+
+
+def test_a_skill_toolset_searches_and_loads_through_the_router(tmp_path: Path, encoder: Any) -> None:
+    """ADK's model-driven route: the model calls search_skills with its own query, then load_skill."""
+    from google.adk.tools.skill_toolset import SkillToolset
+
+    from router.adapters.google_adk import RouterSkillRegistry
+
+    router = bundled_router(tmp_path / "idx", encoder)
+    seen: list[Any] = []
+
+    class SkillSeeker(BaseLlm):
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[LlmResponse]:
+            last = llm_request.contents[-1].parts[0]
+            if last.function_response is not None:
+                seen.append(last.function_response.response)
+            step = len(seen)
+            if step == 0:
+                part = types.Part(function_call=types.FunctionCall(name="search_skills", args={"query": TURNS[0][0]}))
+            elif step == 1:
+                part = types.Part(function_call=types.FunctionCall(name="load_skill",
+                                                                   args={"skill_name": "weather-forecast"}))
+            else:
+                part = types.Part(text="ok")
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    agent = LlmAgent(name="assistant", model=SkillSeeker(model="seeker"),
+                     tools=[SkillToolset(registry=RouterSkillRegistry(router))])
+
+    async def session() -> None:
+        runner = InMemoryRunner(agent=agent, app_name="adapters")
+        state = await runner.session_service.create_session(app_name="adapters", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text=TURNS[0][0])])
+        async for _ in runner.run_async(user_id="u", session_id=state.id, new_message=message):
+            pass
+
+    asyncio.run(session())
+    forecast, current = router.registry.get("weather-forecast"), router.registry.get("current-weather")
+    found = seen[0]["result"] if isinstance(seen[0], dict) and "result" in seen[0] else seen[0]
+    assert [(r["name"], r["description"]) for r in found] == [(forecast.name, forecast.description),
+                                                             (current.name, current.description)]
+    assert seen[1]["skill_name"] == "weather-forecast"
+    assert seen[1]["instructions"] == forecast.body.strip() != ""
+
+
+def test_the_registry_names_a_skill_it_does_not_have(tmp_path: Path) -> None:
+    from router.adapters.google_adk import RouterSkillRegistry
+    from router.errors import SkillNotFoundError
+
+    registry = RouterSkillRegistry(bundled_router(tmp_path / "idx", HashEncoder()))
+    with pytest.raises(SkillNotFoundError, match="no skill 'no-such-skill' in the library"):
+        asyncio.run(registry.get_skill(name="no-such-skill"))

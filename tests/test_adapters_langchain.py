@@ -19,7 +19,9 @@ from langchain_core.tools import StructuredTool  # noqa: E402
 
 from adapter_support import (BUNDLED, OWN_TOOL, SYSTEM, TURNS, HashEncoder, bundled_router,  # noqa: E402
                              catalogue, skill_names)
+from router.adapters.base import RouterServerError, Shortlist  # noqa: E402
 from router.adapters.langchain import SkillRouterMiddleware  # noqa: E402
+from router.errors import SkillNotFoundError  # noqa: E402
 from serve_support import running  # noqa: E402
 
 
@@ -130,4 +132,12 @@ def test_a_server_url_routes_as_the_router_does(tmp_path: Path, encoder: Any) ->
     argv = ["--skills", str(BUNDLED), "--index-dir", str(tmp_path / "idx"), "--no-log", "--no-watch"]
     with running(argv, mcp=False) as (url, _):
         model, _ = run_conversation(url, skill_names(router), [], k=2)
+        remote = Shortlist(url)
+        assert remote.skill("weather-forecast") == router.registry.get("weather-forecast")
+        assert remote.skill("weather-forecast").body == router.registry.get("weather-forecast").body
+        with pytest.raises(SkillNotFoundError, match=f"no skill 'nope' on {url}"):
+            remote.skill("nope")
+        with pytest.raises(RouterServerError, match="/v1/route answered 422: pinned skill 'nope' is not in the "
+                                                    "library"):
+            Shortlist(url, pin=["nope"]).route_text(TURNS[0][0])
     assert model.calls == expected_calls(router)

@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from router.conversation import conversation_text
-from router.errors import ConfigError, SkillRouterError
+from router.errors import ConfigError, SkillNotFoundError, SkillRouterError
 from router.skill import Skill
 
 __all__ = ["MissingExtraError", "RouterServerError", "Shortlist", "Turn", "require"]
@@ -145,6 +146,11 @@ class Shortlist:
         """The :class:`Turn` for one request."""
         return self.route([{"role": "user", "content": text}])
 
+    def skill(self, name: str) -> Skill:
+        """The skill called ``name`` (or with that id), body included; :class:`router.errors.SkillNotFoundError`
+        when there is none."""
+        return self._source.skill(name)
+
     # -- tools --------------------------------------------------------------------------------------------------
     def skill_of(self, tool_name: str) -> str | None:
         """The skill name or id a tool stands for, or None for a tool that is not a skill."""
@@ -198,6 +204,9 @@ class _Source:
     def check_pins(self, pin: Sequence[str]) -> None:
         raise NotImplementedError
 
+    def skill(self, name: str) -> Skill:
+        raise NotImplementedError
+
 
 def _best_first(shown: Sequence[Skill], rank: Mapping[str, int]) -> list[Skill]:
     """Ranked skills by rank, then the unranked (pinned) ones in library order."""
@@ -225,6 +234,12 @@ class _Local(_Source):
 
     def is_skill(self, name: str) -> bool:
         return name in self._names
+
+    def skill(self, name: str) -> Skill:
+        found = self._find(name)
+        if found is None:
+            raise SkillNotFoundError(f"no skill '{name}' in the library; run 'skill-router list'")
+        return found
 
     def route(self, user: list[Mapping[str, Any]], k: int | None, pin: Sequence[str]) -> Turn:
         routing = self.router.route(list(user), k)
@@ -287,6 +302,16 @@ class _Server(_Source):
 
     def is_skill(self, name: str) -> bool:
         return name in self._table()
+
+    def skill(self, name: str) -> Skill:
+        try:
+            row = self._call("/v1/skills/" + urllib.parse.quote(name, safe="") + "?body=true")
+        except RouterServerError as exc:
+            if " answered 404:" in str(exc):
+                raise SkillNotFoundError(f"no skill '{name}' on {self.url}; GET /v1/skills lists them") from None
+            raise
+        return Skill(name=row["name"], description=row["description"], path=row.get("path") or "", id=row["id"],
+                     body=row.get("body", ""), metadata=row.get("metadata") or {})
 
     def route(self, user: list[Mapping[str, Any]], k: int | None, pin: Sequence[str]) -> Turn:
         messages = [{"role": "user", "content": _clipped(m.get("content"))} for m in user][-MAX_MESSAGES:]

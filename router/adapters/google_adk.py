@@ -15,6 +15,9 @@ conversation rule; :mod:`router.adapters.base`), removes the skill tools whose s
 model sees (``config.tools[*].function_declarations``) and from what can run (``tools_dict``), and appends the
 shown skills' catalogue to the system instruction (``append_instructions``). It returns None, so the model call
 goes ahead.
+
+ADK's own skills interface is model-driven (the model writes the query of its ``search_skills`` tool);
+:class:`RouterSkillRegistry` answers it with the router, for ``SkillToolset(registry=RouterSkillRegistry(router))``.
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ from typing import Any  # noqa: E402
 
 from google.adk.agents.callback_context import CallbackContext  # noqa: E402
 from google.adk.models.llm_request import LlmRequest  # noqa: E402
+from google.adk.skills import models as adk_skills  # noqa: E402
+from google.adk.skills.skill_registry import SkillRegistry  # noqa: E402
 from google.genai import types  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
 
-__all__ = ["SkillRouterCallback", "conversation"]
+__all__ = ["RouterSkillRegistry", "SkillRouterCallback", "conversation"]
 
 
 def conversation(contents: Sequence[types.Content]) -> list[dict[str, Any]]:
@@ -75,3 +81,43 @@ class SkillRouterCallback:
 
         await asyncio.to_thread(self.prepare, llm_request)
         return None
+
+
+class RouterSkillRegistry(SkillRegistry):
+    """An ADK ``SkillRegistry`` backed by the router: ``search_skills`` returns the skills a query routes to (best
+    first, pinned ones last), ``get_skill`` any skill of the library by name, its SKILL.md body as instructions.
+
+    ADK accepts only kebab-case names of at most 64 characters: a routed skill with another name is left out of
+    the results, and ``get_skill`` names the problem.
+    """
+
+    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (), token: str | None = None,
+                 timeout: float = 10.0) -> None:
+        self.shortlist = Shortlist(router, k=k, pin=pin, token=token, timeout=timeout)
+
+    async def search_skills(self, *, query: str) -> list[adk_skills.Frontmatter]:
+        import asyncio
+
+        turn = await asyncio.to_thread(self.shortlist.route_text, query)
+        found = []
+        for skill in turn.shown:
+            try:
+                found.append(adk_skills.Frontmatter(name=skill.name, description=skill.description))
+            except ValidationError:
+                continue
+        return found
+
+    async def get_skill(self, *, name: str) -> adk_skills.Skill:
+        import asyncio
+
+        skill = await asyncio.to_thread(self.shortlist.skill, name)
+        try:
+            frontmatter = adk_skills.Frontmatter(name=skill.name, description=skill.description)
+        except ValidationError as exc:
+            problem = exc.errors()[0].get("msg", "invalid")
+            raise ValueError(f"ADK cannot load skill '{skill.name}': {problem}") from None
+        return adk_skills.Skill(frontmatter=frontmatter, instructions=skill.body.strip())
+
+    def search_tool_description(self) -> str | None:
+        return ("Finds the skills that fit a task: give the task in the user's words; returns the best matching "
+                "skills' names and descriptions, best first.")
