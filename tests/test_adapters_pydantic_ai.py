@@ -4,6 +4,7 @@ skills' catalogue, over a conversation carried by ``message_history``."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def run_conversation(router: Any, ran: list[str], capabilities: bool = True) -> 
                   capabilities=[capability] if capabilities else [])
     history = None
     for text, _ in TURNS:
-        result = agent.run_sync(text, message_history=history)
+        result = asyncio.run(agent.run(text, message_history=history))  # run_sync leaves its event loop open
         history = result.all_messages()
     return calls, capability
 
@@ -92,5 +93,5 @@ def test_a_tool_the_routing_hides_cannot_be_called(tmp_path: Path) -> None:
 
     agent = Agent(FunctionModel(respond), tools=skill_tools(skill_names(router), ran),
                   capabilities=[SkillRouterCapability(router)])
-    agent.run_sync(TURNS[0][0])
+    asyncio.run(agent.run(TURNS[0][0]))
     assert ran == [] and hidden not in calls[0]
