@@ -139,3 +139,17 @@ def test_no_module_imports_in_a_circle() -> None:
 
     for node in sorted(graph):
         visit(node)
+
+
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents", "openai", "claude_agent_sdk",
+              "google")
+
+
+def test_import_router_and_its_adapters_package_leaves_every_framework_unloaded(tmp_path: Path) -> None:
+    done = _run("import sys, json, router, router.adapters, router.adapters.base\n"
+                "print(json.dumps(sorted(sys.modules)))", tmp_path)
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stdout)
+    assert "router.adapters.base" in modules
+    assert sorted(m for m in modules if m.split(".")[0] in FRAMEWORKS) == []
+    assert _heavy(modules) == []
