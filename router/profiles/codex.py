@@ -399,9 +399,8 @@ def _utf8_error(exc: UnicodeDecodeError) -> str:
 def _read_config(path: str) -> dict[str, Any]:
     """The user config as a table ({} when missing or not TOML: discovery reports that)."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+        return tomllib.loads(read_bytes(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
 
 
