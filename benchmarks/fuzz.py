@@ -591,7 +591,8 @@ def check_hostile_skill(ctx: Context, generated: tuple[bytes, bytes]) -> None:
     os.makedirs(target, exist_ok=True)
     with open(os.path.join(target, b"SKILL.md"), "wb") as handle:
         handle.write(data)
-    from router.serve.app import _skill_json
+    from router.serve.app import skill_answer
+    from router.serve.payload import MetadataTooLarge
 
     for name in profile_names():
         profile = get_profile(name)
@@ -603,7 +604,12 @@ def check_hostile_skill(ctx: Context, generated: tuple[bytes, bytes]) -> None:
             _strict(skill.name, f"{name}: the name")
             _strict(skill.description, f"{name}: the description")
             _strict(index_text(skill), f"{name}: the indexed text")
-            served_json(_skill_json(skill, body=True), f"{name}: GET /v1/skills/NAME?body=true")
+            try:  # exactly what GET /v1/skills/NAME?body=true encodes, in the worker, under its deadline
+                answer = skill_answer(skill, body=True, deadline=time.monotonic() + 10, seconds=10)
+            except MetadataTooLarge:
+                answer = None  # a 422 naming the skill: refused, not a crash
+            if answer is not None:
+                served_json(json.loads(bytes(answer.body).decode("utf-8")), f"{name}: GET /v1/skills/NAME?body=true")
         _shown(profile.render(skills), f"{name}: the rendered catalogue")
         registry = _refused(lambda: SkillRegistry(skills))
         if registry is not None:

@@ -27,11 +27,6 @@ _spec.loader.exec_module(fuzz)
 
 EXAMPLES = {"frontmatter": 60, "skill_file": 50, "catalogue": 40, "labels": 50, "config": 40, "tool_call": 60,
             "messages": 60, "hostile_skill": 40, "hostile_files": 40, "http": 60, "mcp": 40, "hook": 40}
-FIXED_ELSEWHERE = {
-    "hostile_skill": "issue 16 rows 1 and 7: fixed on another branch",
-    "hostile_files": "issue 16 row 1: fixed on another branch",
-    "hook": "issue 16 row 6: fixed on another branch",
-}
 
 
 @pytest.fixture
@@ -58,9 +53,7 @@ def test_every_target_is_fuzzed() -> None:
     assert abs(sum(fuzz.SHARES.values()) - 1.0) < 1e-9
 
 
-@pytest.mark.parametrize("target", [
-    pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=FIXED_ELSEWHERE[t])) if t in FIXED_ELSEWHERE else t
-    for t in sorted(EXAMPLES)])
+@pytest.mark.parametrize("target", sorted(EXAMPLES))
 def test_fuzz_target(ctx: Any, target: str) -> None:
     run_examples(ctx, target, fuzz.TARGETS[target][0], EXAMPLES[target])
     assert ctx.cases[target] >= EXAMPLES[target] // 2
@@ -71,7 +64,6 @@ def skill_with(description: str, extra: str = "") -> bytes:
     return f"---\nname: lone\ndescription: {description}\n{extra}---\n\n# Lone\n".encode("utf-8", "surrogatepass")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 1: fixed on another branch")
 @settings(max_examples=13, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])
 @given(escape=fuzz.YAML_ESCAPES)
@@ -89,19 +81,16 @@ def test_row01_the_boundary_check_names_a_lone_surrogate() -> None:
         fuzz._shown("\ud800", "a rendering")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 1: fixed on another branch")
 def test_row01_a_catalogue_row_with_a_lone_surrogate_is_made_safe(tmp_path: Path) -> None:
     ctx = fuzz.Context(tmp_path, cli_every=10**9)
     fuzz.check_hostile_file(ctx, ("catalogue", b'{"id": "a", "name": "a", "description": "lone \\ud800"}\n'))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 1: fixed on another branch")
 def test_row01_a_labelled_request_with_a_lone_surrogate_is_made_safe(tmp_path: Path) -> None:
     ctx = fuzz.Context(tmp_path, cli_every=10**9)
     fuzz.check_hostile_file(ctx, ("labels", b'{"id": "q1", "query": "km \\udfff", "gold": ["alpha"]}\n'))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 2: fixed on another branch")
 def test_row02_an_alias_bomb_is_bounded_as_parsed(tmp_path: Path) -> None:
     ctx = fuzz.Context(tmp_path, cli_every=10**9)
     levels = [f"  b{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 9)}]" for i in range(1, 9)]
@@ -124,7 +113,6 @@ def test_row02_expanded_size_stops_counting_past_the_limit() -> None:
     assert time.monotonic() - started < 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 5: fixed on another branch")
 def test_row05_read_skill_file_refuses_a_fifo_at_once(ctx: Any) -> None:
     fuzz.check_mcp(ctx, ("read_skill_file", {"name": "alpha", "path": "pipe"}))
 
@@ -135,7 +123,6 @@ def test_row05_read_skill_file_reads_a_reference(ctx: Any) -> None:
     assert "a reference" in result.model_dump_json()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 6: fixed on another branch")
 def test_row06_the_hook_budget_holds_against_a_dripping_server(ctx: Any) -> None:
     answer = b'{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}}'
     fuzz.check_hook(ctx, (b'{"prompt": "convert 3 miles"}', "fake", ("drip", fuzz._http(answer)), 0.3))
@@ -146,7 +133,6 @@ def test_row06_the_hook_budget_holds_against_silent_and_lying_servers(ctx: Any, 
     fuzz.check_hook(ctx, (b'{"prompt": "convert 3 miles"}', "fake", plan, 0.3))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 row 7: fixed on another branch")
 @settings(max_examples=10, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])
 @given(folder=st.sampled_from([b"caf\xff", b"t\xed\xa0\x80", b"\xc3\x28"]))
