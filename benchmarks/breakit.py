@@ -755,10 +755,13 @@ def alias_bombs(env: Env) -> list[Case]:
             cases.append(case)
         for profile in PROFILES:
             for argv in (["list", "--json"], ["prompt"], ["use", "bomb"]):
+                # `use` of a skill its profile refused (agentskills skips a frontmatter that is not YAML) fails the
+                # tool call as that harness fails it: exit 1, the harness's own message.
+                codes = (0, 1, 2) if argv[0] == "use" else (0, 2)
                 case = Case(2, f"{profile}: {argv[0]}, bomb in {label}",
-                            "exit 0 or 2 within 10 s, no traceback, RSS < 500 MB")
+                            f"exit {' or '.join(map(str, codes))} within 10 s, no traceback, RSS < 500 MB")
                 run = check_run(case, run_cli(env, [*argv, *lib_args(root, profile)], timeout=SPECIAL_TIMEOUT),
-                                codes=(0, 2))
+                                codes=codes)
                 if run.max_rss_mb > 500:
                     case.fail(f"peak RSS {run.max_rss_mb:.0f} MB")
                 cases.append(case)
@@ -828,7 +831,13 @@ def log_failures(env: Env) -> list[Case]:
             after = [i for i, existed in ids if existed]
             if not log.exists():
                 case.fail("the log file never came back")
-            case.records_lost = len(set(after) - logged_ids(log))
+            # Rotation keeps five old files of 2,000 bytes: the oldest records age out by design. Lost is a record
+            # missing after the oldest one still kept.
+            kept = logged_ids(log)
+            first = next((n for n, i in enumerate(after) if i in kept), len(after))
+            case.records_lost = len(set(after[first:]) - kept)
+            if first == len(after):
+                case.fail("no record of the routes after the log reappeared was kept")
             if case.records_lost:
                 case.fail(f"{case.records_lost} records lost")
     cases.append(case)

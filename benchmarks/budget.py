@@ -11,9 +11,11 @@ each harness's own listing:
   tokens), for gpt-5.5 and any model it does not know (272,000: 5,440 tokens) and for a 200,000-token window
   (4,000 tokens). Counted: skills listed with their full description, listed with a cut description, listed with
   none, and left out.
-- Claude Code: 1% of a 200,000-token window at 4 characters a token (8,000 characters). Counted: skills listed
-  with a description and listed by name only (the least used lose theirs; no usage is known here, so the last
-  listed lose theirs first).
+- Claude Code (2.1.332): the listing budget of its default model claude-opus-5-5 (30,000 characters), of the 4.5
+  models (8,000) and of ``[1m]`` models (40,000), its 13 built-in skills counted (``budget_report``, the numbers
+  the oracle tests check against the binary). Counted: user skills listed with a description and by name only
+  (over budget every skill starts name-only and full lines come back, most used first, while they fit; no usage
+  is known here).
 
 Routed, the harness sees the shortlist: the router's hook context and the listing restricted to the routed skills
 (``prompt --emit-config``). No request is needed to bound that: the 5 skills with the longest listing lines are the
@@ -27,12 +29,14 @@ import tempfile
 from pathlib import Path
 
 from common import CORPORA, save
-from router.profiles.claude_code import SHORTLIST_MAX_DESCRIPTION, ClaudeCodeProfile
+from router.profiles.claude_code import DEFAULT_MODEL, SHORTLIST_MAX_DESCRIPTION, ClaudeCodeProfile
 from router.profiles.codex import Budget, CodexProfile
 
 FOLDERS = ["anthropic-skills/skills", "scientific-skills/scientific-skills", "awesome-skills/skills"]
 CONTEXT_WINDOW = 200_000
 ROUTED = 5
+CLAUDE_MODELS = {"claude_code_default_model": DEFAULT_MODEL, "claude_code_sonnet-4.5": "claude-sonnet-4-5",
+                 "claude_code_sonnet-4.5[1m]": "claude-sonnet-4-5[1m]"}
 
 
 CODEX_BUDGETS = {"codex_gpt-6.2-sol": Budget.for_model("gpt-6.2-sol"), "codex_gpt-5.5": Budget.for_model("gpt-5.5"),
@@ -66,20 +70,18 @@ def codex_row(skills, budget: Budget) -> dict:
             "routed_worst_5": {"listed": len(routed.included), "full_description": routed.truncated_chars == 0}}
 
 
-def claude_row(skills) -> dict:
-    claude = ClaudeCodeProfile(context_window=CONTEXT_WINDOW)
-    budget = claude.budget_chars()
-    entries = claude.entries(skills, budget)
-    worst = sorted(claude.listed(skills), key=lambda s: len(s.description), reverse=True)[:ROUTED]
-    routed = claude.entries(worst, budget)
-    hook = claude.hook_context(worst)
+def claude_row(skills, model: str) -> dict:
+    claude = ClaudeCodeProfile().with_model(model)
+    report = claude.budget_report(skills)
     listed = claude.listed(skills)
-    return {"budget": f"{budget} characters", "skills": len(skills), "listed": len(entries),
-            "with_description": sum(1 for _, d in entries if d), "name_only": sum(1 for _, d in entries if not d),
+    worst = sorted(listed, key=lambda s: len(s.description), reverse=True)[:ROUTED]
+    routed = claude.budget_report(worst)
+    return {"model": model, "budget": f"{report['budget']} characters", "full_listing_chars": report["chars"],
+            "skills": len(skills), "listed": len(listed), "with_description": report["user_full"],
+            "name_only": len(listed) - report["user_full"],
             "descriptions_over_250": sum(1 for s in listed if len(s.description) > SHORTLIST_MAX_DESCRIPTION),
-            "routed_worst_5": {"listed_with_full_description": sum(
-                1 for (_, d), s in zip(routed, worst) if d == s.description[:1536]),
-                "hook_chars": len(hook)}}
+            "routed_worst_5": {"with_description": routed["user_full"],
+                               "hook_chars": len(claude.hook_context(worst))}}
 
 
 def main() -> None:
@@ -91,7 +93,8 @@ def main() -> None:
             found = codex_skills(FOLDERS if label == "all three" else [label], Path(scratch))
             row = {key: codex_row(found, budget) for key, budget in CODEX_BUDGETS.items()}
         claude_skills = ClaudeCodeProfile().discover(roots).skills
-        row["claude_code_1pct_of_200k"] = claude_row(claude_skills)
+        for key, model in CLAUDE_MODELS.items():
+            row[key] = claude_row(claude_skills, model)
         out["libraries"][label] = row
         for key, value in row.items():
             print(f"{label:40} {key:26} {value}", flush=True)

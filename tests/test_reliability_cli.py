@@ -225,11 +225,14 @@ def test_row_8_an_empty_skills_folder_is_one_line_naming_it(tmp_path: Path, caps
 def test_row_8_claude_code_with_no_skills_folder_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.claude/skills, and none in the working folder
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
     for argv in (["route", "review my Go code"], ["prompt", "--emit-config"]):
         status, out, err = run(capsys, *argv, "--profile", "claude-code")
         assert (status, out) == (2, "")
-        assert err == (f"skill-router {argv[0]}: error: no skills found: none of the skills folders claude-code "
-                       "reads exists here; pass --skills with the folder that holds the skills\n")
+        assert err == (f"skill-router {argv[0]}: error: no skills found in {tmp_path}/home/.claude/skills, "
+                       f"{tmp_path}/work/.claude/skills (none of the skills folders claude-code reads exists "
+                       "here): pass --skills with the folder that holds the skills\n")
 
 
 @pytest.mark.parametrize("profile", ["claude-code", "codex"])

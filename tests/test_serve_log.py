@@ -148,3 +148,19 @@ def test_learn_from_log_command_adds_examples(tmp_path: Path, capsys: pytest.Cap
     rows = [json.loads(line) for line in (index / "learned-examples.jsonl").read_text().splitlines()]
     assert rows == [{"id": "weather-forecast", "query": "is my umbrella needed in Lyon on saturday"}]
     assert main(["learn", "--skills", str(library), "--index-dir", str(index)]) == 2
+
+
+def test_a_log_path_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    import os
+    import time
+
+    fifo = tmp_path / "decisions.jsonl"
+    os.mkfifo(fifo)  # no reader: a blocking open would wait for one for ever
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    for path in (fifo, tmp_path / "zero"):
+        start = time.monotonic()
+        with pytest.raises(ConfigError) as refused:
+            DecisionLog(str(path))
+        assert str(refused.value) == (f"cannot open the decision log '{path}': not a regular file (a FIFO, a device "
+                                      "or a socket)")
+        assert time.monotonic() - start < 1

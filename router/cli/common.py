@@ -194,8 +194,13 @@ def require_skills(args: Any, skills: Any) -> None:
 
         folders = [os.path.abspath(f) for f in skill_folders(roots(args), args.profile)]
         if not folders:
-            raise EmptyLibraryError(f"no skills found: none of the skills folders {args.profile} reads exists "
-                                    "here; pass --skills with the folder that holds the skills")
+            profile = harness_profile(args)
+            looked = (profile.harness_sources() if hasattr(profile, "harness_sources") else
+                      profile.harness_roots() if hasattr(profile, "harness_roots") else [])
+            paths = list(dict.fromkeys(s.path for s in looked if not getattr(s, "commands", False)))
+            raise EmptyLibraryError(f"no skills found in {', '.join(paths) or 'the folders ' + str(args.profile)} "
+                                    f"(none of the skills folders {profile.name} reads exists here): pass --skills "
+                                    "with the folder that holds the skills")
         where = ", ".join(folders)
     raise EmptyLibraryError(f"no skills found in {where}: each skill is a sub-folder holding a SKILL.md; pass "
                             "--skills with the folder that holds them")

@@ -29,6 +29,7 @@ those shown.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -44,7 +45,7 @@ from enum import Enum
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from router.errors import CatalogError, ConfigError
-from router.files import open_text
+from router.files import NotRegularFileError, open_text
 from router.safetext import safe_value
 
 LINK_WINDOW_S = 15 * 60
@@ -191,9 +192,21 @@ class DecisionLog:
         folder = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(folder):
             os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        # Non-blocking: a FIFO at the path would block the open until a reader came; it is refused instead.
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK |
+                         getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a FIFO with no reader
+                raise NotRegularFileError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)",
+                                          self.path) from None
+            raise
         try:
             status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                raise NotRegularFileError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)",
+                                          self.path)
+            os.set_blocking(fd, True)
             if status.st_mode & 0o077:
                 try:
                     os.fchmod(fd, 0o600)
