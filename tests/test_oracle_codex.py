@@ -439,6 +439,12 @@ FRONTMATTER_SHAPES = {
     'root-sequence-later': '# c\n- root-sequence-later\n',
     'str-tag': 'name: str-tag\ndescription: !!str ~\n',
     'null-tag': 'name: !!null x\ndescription: d\n',
+    # libyaml 0.2.5's words where PyYAML's libyaml (0.2.6) words otherwise, and its reader's byte offsets.
+    'hex-escape': 'name: hex-escape\ndescription: "\\x4"\n',
+    'control-character': 'name: control-character\ndescription: \u2028 \x07\n',
+    # A first document that reads well, then anything: serde_yaml refuses the second document.
+    'second-document': 'name: second-document\ndescription: d\n...\n%YAML 1.2\nother: x\n',
+    'document-end-only': 'name: document-end-only\ndescription: d\n...\n# c\n',
 }
 
 XFAIL: dict[str, str] = {}

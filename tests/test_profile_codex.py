@@ -471,6 +471,14 @@ LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's w
                      id="no-position-at-the-start"),
         pytest.param("name: n\ndescription: !!str ~\n", {"name": "n", "description": "~"}, id="str-tag"),
         pytest.param("name: !!null x\ndescription: d\n", 'invalid value: string "x", expected null', id="null-tag"),
+        pytest.param('name: n\ndescription: "\\x4"\n', "did not find expected hexadecimal number at line 2 column 17, "
+                     "while parsing a quoted scalar at line 2 column 14", id="libyaml-0.2.5-wording",
+                     marks=LIBYAML_ONLY),
+        pytest.param("name: n\ndescription: \u2028 \x07\n", "control characters are not allowed at position 25",
+                     id="control-character-at-its-utf8-offset"),
+        pytest.param("name: n\ndescription: d\n...\n%YAML 1.2\nother: x\n",
+                     "deserializing from YAML containing more than one document is not supported",
+                     id="second-document"),
     ],
 )
 def test_frontmatter_reads_as_serde_yaml_reads_it(front, expected):

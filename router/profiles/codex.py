@@ -136,6 +136,8 @@ _LIBYAML_PROBLEMS = (
     ("expected chomping or indentation indicators", "did not find expected comment or line break"),
     ("expected the node content", "did not find expected node content"),
     ("expected alphabetic or numeric character", "did not find expected alphabetic or numeric character"),
+    # libyaml 0.2.6 (PyYAML's binding) misspells what the 0.2.5 that serde_yaml ports spells right
+    ("did not find expected hexdecimal number", "did not find expected hexadecimal number"),
 )
 
 
@@ -367,35 +369,45 @@ def _compose(front: str) -> yaml.Node | None:
     try:
         check_depth(front)
         events, error = _events(front)
-        if error is not None:
+        documents = sum(isinstance(event, yaml.DocumentStartEvent) for event in events)
+        if error is not None or documents > 1:
             _fields(_partial_tree(events))  # raises the type error serde_yaml meets before the syntax error
-            raise error
-        compose(front)  # PyYAML's composer errors (several documents) and its nesting guard
+            if documents > 1 or any(isinstance(event, yaml.DocumentEndEvent) for event in events):
+                # the first document read well: serde_yaml refuses a next one before reading it [second-document]
+                raise ValueError("deserializing from YAML containing more than one document is not supported")
+            raise error or yaml.YAMLError("invalid YAML")
+        compose(front)  # PyYAML's composer errors and its nesting guard
         return _partial_tree(events)  # the same nodes, with the tags written in the file
     except yaml.MarkedYAMLError as exc:
         raise ValueError(serde_yaml_error(exc)) from None
+    except yaml.reader.ReaderError as exc:
+        raise ValueError(_reader_error(front, exc)) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
 
 
-def _events(front: str) -> tuple[list[yaml.Event], yaml.MarkedYAMLError | None]:
-    """The parse events before the first syntax error, and that error (libyaml's parser when available)."""
+def _reader_error(front: str, exc: yaml.reader.ReaderError) -> str:
+    """libyaml's reader error as serde_yaml words it: ``control characters are not allowed at position N``, N
+    the UTF-8 byte offset (PyYAML's own reader counts characters and words it otherwise) [control-characters]."""
+    if exc.reason == "special characters are not allowed":
+        return f"control characters are not allowed at position {len(front[:exc.position].encode('utf-8'))}"
+    return f"{exc.reason} at position {exc.position}"
+
+
+def _events(front: str) -> tuple[list[yaml.Event], yaml.YAMLError | None]:
+    """The parse events before the first syntax or reader error, and that error (libyaml's parser when
+    available)."""
     events: list[yaml.Event] = []
-    for loader in ((_LIBYAML,) if _LIBYAML is not None else ()) + (yaml.SafeLoader,):
-        events = []
-        anchors: set[str] = set()
-        try:
-            for event in yaml.parse(front, Loader=loader):
-                if isinstance(event, yaml.AliasEvent) and event.anchor not in anchors:  # [unknown-anchor-first]
-                    return events, yaml.MarkedYAMLError(problem="unknown anchor", problem_mark=event.start_mark)
-                if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)) and event.anchor:
-                    anchors.add(event.anchor)
-                events.append(event)
-        except yaml.MarkedYAMLError as exc:
-            return events, exc
-        except yaml.YAMLError:
-            continue  # not a syntax error (a reader error): PyYAML's compose words it
-        return events, None
+    anchors: set[str] = set()
+    try:
+        for event in yaml.parse(front, Loader=_LIBYAML or yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) and event.anchor not in anchors:  # [unknown-anchor-first]
+                return events, yaml.MarkedYAMLError(problem="unknown anchor", problem_mark=event.start_mark)
+            if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)) and event.anchor:
+                anchors.add(event.anchor)
+            events.append(event)
+    except (yaml.MarkedYAMLError, yaml.reader.ReaderError) as exc:
+        return events, exc
     return events, None
 
 
