@@ -445,6 +445,9 @@ FRONTMATTER_SHAPES = {
     # A first document that reads well, then anything: serde_yaml refuses the second document.
     'second-document': 'name: second-document\ndescription: d\n...\n%YAML 1.2\nother: x\n',
     'document-end-only': 'name: document-end-only\ndescription: d\n...\n# c\n',
+    # The quoted reading keeps a line's comment: a control character there still stops it.
+    'comment-kept': 'name: comment-kept: b # c\x07\ndescription: d\n',
+    'comment-kept-flow': 'name: comment-kept-flow\ndescription: {a # \x07\n',
 }
 
 XFAIL: dict[str, str] = {}

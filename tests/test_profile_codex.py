@@ -479,6 +479,8 @@ LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's w
         pytest.param("name: n\ndescription: d\n...\n%YAML 1.2\nother: x\n",
                      "deserializing from YAML containing more than one document is not supported",
                      id="second-document"),
+        pytest.param("name: a: b # c\x07\ndescription: d\n", "control characters are not allowed at position 14",
+                     id="quoted-reading-keeps-the-comment"),
     ],
 )
 def test_frontmatter_reads_as_serde_yaml_reads_it(front, expected):

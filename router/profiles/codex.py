@@ -345,12 +345,14 @@ def quote_plain_values(front: str) -> str:
             out.append(line)
             continue
         lead, key, value = match.groups()
-        value = rust_trim(re.split(r"[ \t]#", " " + value, maxsplit=1)[0])  # ` #x` is all comment
+        found = re.search(r"[ \t]#", " " + value)
+        comment = value[found.start():] if found else ""  # kept: libyaml reads it again [comment-kept]
+        value = rust_trim((" " + value)[:found.start()] if found else value)  # ` #x` is all comment
         if _BLOCK_HEADER.match(value):
             block_indent = indent
         if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST
                                                  or value[0] in "[{" and _events(value)[1] is not None):
-            line = f"{lead}{key}: '" + value.replace("'", "''") + "'"
+            line = f"{lead}{key}: '" + value.replace("'", "''") + "'" + (" " + comment if comment else "")
         out.append(line)
     return "\n".join(out)
 
