@@ -447,7 +447,8 @@ LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's w
                      id="comment-only-value-stays-empty"),
         pytest.param('name: n\ndescription: d\nmetadata: \u00e9\tx "q" \\\n',
                      'metadata: invalid type: string "\u00e9\\tx \\"q\\" \\\\", expected struct '
-                     "SkillFrontmatterMetadata at line 3 column 11", id="rust-debug-string"),
+                     "SkillFrontmatterMetadata at line 3 column 11", id="rust-debug-string",
+                     marks=LIBYAML_ONLY),  # PyYAML's own reader needs the tab read as a blank
         pytest.param("name: n\ndescription: d\nmetadata: ~\n",
                      "metadata: invalid type: unit value, expected struct SkillFrontmatterMetadata at line 3 column 11",
                      id="metadata-null-is-a-unit-value"),
