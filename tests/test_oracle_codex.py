@@ -448,6 +448,11 @@ FRONTMATTER_SHAPES = {
     # The quoted reading keeps a line's comment: a control character there still stops it.
     'comment-kept': 'name: comment-kept: b # c\x07\ndescription: d\n',
     'comment-kept-flow': 'name: comment-kept-flow\ndescription: {a # \x07\n',
+    # A comment starts after any Unicode blank; what follows the quoted value is kept, so libyaml, for which
+    # only U+2028, U+2029 and U+0085 of those break a line, reads it again.
+    'comment-after-nbsp': 'name: comment-after-nbsp\ndescription: a: b\u00a0#c\n',
+    'comment-after-line-separator': 'name: comment-after-line-separator\ndescription: a: b\u2028#c\n',
+    'comment-after-nel': 'description: : \x85#x\nname: comment-after-nel\n',
 }
 
 XFAIL: dict[str, str] = {}

@@ -482,6 +482,11 @@ LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's w
                      id="second-document"),
         pytest.param("name: a: b # c\x07\ndescription: d\n", "control characters are not allowed at position 14",
                      id="quoted-reading-keeps-the-comment"),
+        pytest.param("name: n\ndescription: a: b\u00a0#c\n",
+                     "mapping values are not allowed in this context at line 2 column 15",
+                     id="comment-after-a-no-break-space-stops-the-quoted-reading"),
+        pytest.param("name: n\ndescription: a: b\u2028#c\n", {"name": "n", "description": "a: b"},
+                     id="comment-after-a-line-separator"),
     ],
 )
 def test_frontmatter_reads_as_serde_yaml_reads_it(front, expected):

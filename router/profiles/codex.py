@@ -345,14 +345,15 @@ def quote_plain_values(front: str) -> str:
             out.append(line)
             continue
         lead, key, value = match.groups()
-        found = re.search(r"[ \t]#", " " + value)
-        comment = value[found.start():] if found else ""  # kept: libyaml reads it again [comment-kept]
-        value = rust_trim((" " + value)[:found.start()] if found else value)  # ` #x` is all comment
+        hashes = [i for i, char in enumerate(value) if char == "#" and (i == 0 or value[i - 1] in _RUST_SPACE)]
+        kept = value[:hashes[0]] if hashes else value  # a comment starts after any Unicode blank [comment-kept]
+        rest = value[len(kept.rstrip(_RUST_SPACE)):]  # what follows the value stays, for libyaml to read again
+        value = rust_trim(kept)
         if _BLOCK_HEADER.match(value):
             block_indent = indent
         if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST
                                                  or value[0] in "[{" and _events(value)[1] is not None):
-            line = f"{lead}{key}: '" + value.replace("'", "''") + "'" + (" " + comment if comment else "")
+            line = f"{lead}{key}: '" + value.replace("'", "''") + "'" + rest
         out.append(line)
     return "\n".join(out)
 
