@@ -453,6 +453,9 @@ FRONTMATTER_SHAPES = {
     'comment-after-nbsp': 'name: comment-after-nbsp\ndescription: a: b\u00a0#c\n',
     'comment-after-line-separator': 'name: comment-after-line-separator\ndescription: a: b\u2028#c\n',
     'comment-after-nel': 'description: : \x85#x\nname: comment-after-nel\n',
+    # A key that is a collection is no field name.
+    'collection-key': 'name: collection-key\ndescription: d\n{a: 1}: b\n',
+    'collection-key-in-metadata': 'name: collection-key-in-metadata\ndescription: d\nmetadata:\n  [x]: y\n',
 }
 
 XFAIL: dict[str, str] = {}

@@ -487,6 +487,11 @@ LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's w
                      id="comment-after-a-no-break-space-stops-the-quoted-reading"),
         pytest.param("name: n\ndescription: a: b\u2028#c\n", {"name": "n", "description": "a: b"},
                      id="comment-after-a-line-separator"),
+        pytest.param("name: n\ndescription: d\n? [a]\n: b\n",
+                     "invalid type: sequence, expected field identifier at line 3 column 3", id="collection-key"),
+        pytest.param("name: n\ndescription: d\nmetadata:\n  {x: 1}: y\n",
+                     "metadata: invalid type: map, expected field identifier at line 4 column 3",
+                     id="collection-key-in-metadata"),
     ],
 )
 def test_frontmatter_reads_as_serde_yaml_reads_it(front, expected):

@@ -469,8 +469,8 @@ def _fields(root: yaml.Node | None) -> dict[str, str | None]:
         raise ValueError(f"invalid type: {_kind(root)}, expected struct SkillFrontmatter{_at(root.start_mark)}")
     seen: set[str] = set()
     for key_node, value_node in root.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            continue
+        if not isinstance(key_node, yaml.ScalarNode):  # serde wants a field name [collection-key]
+            raise ValueError(f"invalid type: {_kind(key_node)}, expected field identifier{_at(key_node.start_mark)}")
         key = key_node.value
         if key in seen and key in ("name", "description", "metadata"):
             raise ValueError(f"duplicate field `{key}`")
@@ -480,7 +480,10 @@ def _fields(root: yaml.Node | None) -> dict[str, str | None]:
         elif key == "metadata":
             if isinstance(value_node, yaml.MappingNode):
                 for inner_key, inner_value in value_node.value:
-                    if isinstance(inner_key, yaml.ScalarNode) and inner_key.value == "short-description":
+                    if not isinstance(inner_key, yaml.ScalarNode):
+                        raise ValueError(f"metadata: invalid type: {_kind(inner_key)}, expected field identifier"
+                                         f"{_at(inner_key.start_mark)}")
+                    if inner_key.value == "short-description":
                         fields["short-description"] = _optional_string(inner_value,
                                                                        "metadata.short-description")
             elif not (isinstance(value_node, yaml.ScalarNode) and value_node.style is None
