@@ -10,13 +10,14 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
 from router.profiles.codex import (Budget, CodexProfile, Root, Scope, build_listing, extract_mentions, inject,
-                                   mentioned)
+                                   mentioned, read_fields)
 from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
@@ -413,6 +414,93 @@ def test_errors_are_reported_per_path_and_the_scan_goes_on(tmp_path, content, me
     found = one(tmp_path, content)
     assert [s.name for s in found.skills] == ["fine"]
     assert found.errors == (f"{os.path.realpath(tmp_path / 'root' / 'my-skill')}/SKILL.md: {message}",)
+
+
+LIBYAML_ONLY = pytest.mark.skipif(not yaml.__with_libyaml__, reason="libyaml's wording needs PyYAML's libyaml binding")
+
+
+# Observed on Codex 0.171.0 (tests/test_oracle_codex.py compares the same shapes with the binary).
+@pytest.mark.parametrize(
+    ("front", "expected"),
+    [
+        pytest.param("name: n\ndescription: [\nother: - x\n",
+                     "description: invalid type: sequence, expected a string at line 2 column 14",
+                     id="type-error-before-a-later-syntax-error"),
+        pytest.param("name: n\nname: ,\ndescription: d\n", "duplicate field `name`",
+                     id="duplicate-before-a-later-syntax-error"),
+        pytest.param("other: !]{x\nname: n\ndescription: d\n",
+                     "did not find expected whitespace or line break at line 1 column 9, while scanning a tag at "
+                     "line 1 column 8", id="libyaml-bad-tag", marks=LIBYAML_ONLY),
+        pytest.param("name: n\ndescription: !%\u00e9 x\n",
+                     "did not find URI escaped octet at line 2 column 15, while parsing a tag at line 2 column 14",
+                     id="libyaml-bad-tag-escape", marks=LIBYAML_ONLY),
+        pytest.param("description: |\n  \tx\nname: n\n",
+                     "found a tab character where an indentation space is expected at line 2 column 3, while scanning "
+                     "a block scalar at line 1 column 14", id="libyaml-tab-after-block-indent",
+                     marks=LIBYAML_ONLY),
+        pytest.param("description: [ # c\nname: n] # x\n", {"description": "[", "name": "n]"},
+                     id="type-error-read-again-quoted"),
+        pytest.param("name: n\nother: a: b\ndescription: [a]\n",
+                     "mapping values are not allowed in this context at line 2 column 9",
+                     id="whole-flow-value-not-quoted"),
+        pytest.param("name: n: x\ndescription:  #: comment\n", {"name": "n: x", "description": None},
+                     id="comment-only-value-stays-empty"),
+        pytest.param('name: n\ndescription: d\nmetadata: \u00e9\tx "q" \\\n',
+                     'metadata: invalid type: string "\u00e9\\tx \\"q\\" \\\\", expected struct '
+                     "SkillFrontmatterMetadata at line 3 column 11", id="rust-debug-string",
+                     marks=LIBYAML_ONLY),  # PyYAML's own reader needs the tab read as a blank
+        pytest.param("name: n\ndescription: d\nmetadata: ~\n",
+                     "metadata: invalid type: unit value, expected struct SkillFrontmatterMetadata at line 3 column 11",
+                     id="metadata-null-is-a-unit-value"),
+        pytest.param("name: n\ndescription: d\nmetadata: 0x1f\n",
+                     "metadata: invalid type: integer `31`, expected struct SkillFrontmatterMetadata at line 3 "
+                     "column 11",
+                     id="metadata-hex-integer"),
+        pytest.param("name: n\ndescription: d\nmetadata: 1e5\n",
+                     "metadata: invalid type: floating point `100000.0`, expected struct SkillFrontmatterMetadata at "
+                     "line 3 column 11", id="metadata-float"),
+        pytest.param("name: n\ndescription: d\nmetadata: 18446744073709551616\n",
+                     "metadata: invalid type: integer `18446744073709551616` as u128, expected struct "
+                     "SkillFrontmatterMetadata at line 3 column 11", id="metadata-u128"),
+        pytest.param("name: n\ndescription: d\nmetadata: 01\n",
+                     'metadata: invalid type: string "01", expected struct SkillFrontmatterMetadata at line 3 '
+                     "column 11",
+                     id="metadata-leading-zero-is-a-string"),
+        pytest.param("name: n\ndescription: d\nmetadata: !!str\n", {"name": "n", "description": "d"},
+                     id="metadata-empty-plain-is-an-empty-map"),
+        pytest.param("- n\n", "invalid type: sequence, expected struct SkillFrontmatter",
+                     id="no-position-at-the-start"),
+        pytest.param("name: n\ndescription: !!str ~\n", {"name": "n", "description": "~"}, id="str-tag"),
+        pytest.param("name: !!null x\ndescription: d\n", 'invalid value: string "x", expected null', id="null-tag"),
+        pytest.param('name: n\ndescription: "\\x4"\n', "did not find expected hexadecimal number at line 2 column 17, "
+                     "while parsing a quoted scalar at line 2 column 14", id="libyaml-0.2.5-wording",
+                     marks=LIBYAML_ONLY),
+        pytest.param("name: n\ndescription: \u2028 \x07\n", "control characters are not allowed at position 25",
+                     id="control-character-at-its-utf8-offset"),
+        pytest.param("name: n\ndescription: d\n...\n%YAML 1.2\nother: x\n",
+                     "deserializing from YAML containing more than one document is not supported",
+                     id="second-document"),
+        pytest.param("name: a: b # c\x07\ndescription: d\n", "control characters are not allowed at position 14",
+                     id="quoted-reading-keeps-the-comment"),
+        pytest.param("name: n\ndescription: a: b\u00a0#c\n",
+                     "mapping values are not allowed in this context at line 2 column 15",
+                     id="comment-after-a-no-break-space-stops-the-quoted-reading"),
+        pytest.param("name: n\ndescription: a: b\u2028#c\n", {"name": "n", "description": "a: b"},
+                     id="comment-after-a-line-separator"),
+        pytest.param("name: n\ndescription: d\n? [a]\n: b\n",
+                     "invalid type: sequence, expected field identifier at line 3 column 3", id="collection-key"),
+        pytest.param("name: n\ndescription: d\nmetadata:\n  {x: 1}: y\n",
+                     "metadata: invalid type: map, expected field identifier at line 4 column 3",
+                     id="collection-key-in-metadata"),
+    ],
+)
+def test_frontmatter_reads_as_serde_yaml_reads_it(front, expected):
+    if isinstance(expected, dict):
+        assert read_fields(front) == expected
+    else:
+        with pytest.raises(ValueError) as caught:
+            read_fields(front)
+        assert str(caught.value) == expected
 
 
 def test_limits_count_characters_not_bytes(tmp_path):

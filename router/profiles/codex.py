@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import decimal
 import json
 import os
 import re
 import sys
 import tomllib
+import unicodedata
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -51,7 +53,7 @@ import yaml
 
 from router.errors import SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_text
-from router.frontmatter import compose, safe_load
+from router.frontmatter import check_depth, compose, safe_load
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
                                   tool_arguments)
 from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
@@ -134,11 +136,19 @@ _LIBYAML_PROBLEMS = (
     ("expected chomping or indentation indicators", "did not find expected comment or line break"),
     ("expected the node content", "did not find expected node content"),
     ("expected alphabetic or numeric character", "did not find expected alphabetic or numeric character"),
+    # libyaml 0.2.6 (PyYAML's binding) misspells what the 0.2.5 that serde_yaml ports spells right
+    ("did not find expected hexdecimal number", "did not find expected hexadecimal number"),
 )
 
 
 def _mark(mark: Any) -> str:
     return f"line {mark.line + 1} column {mark.column + 1}"
+
+
+def _at(mark: Any) -> str:
+    """`` at line L column C``, or nothing at the document's very start (serde_yaml prints no position there)
+    [root-type-error-no-position]."""
+    return "" if (mark.line, mark.column) == (0, 0) else f" at {_mark(mark)}"
 
 
 def serde_yaml_error(exc: yaml.MarkedYAMLError) -> str:
@@ -164,33 +174,133 @@ def serde_yaml_error(exc: yaml.MarkedYAMLError) -> str:
 
 
 def _kind(node: yaml.Node) -> str:
+    """serde's ``Unexpected`` for a node as serde_yaml resolves it: a plain scalar may be null, a YAML 1.2
+    boolean, an integer or a float [metadata-null-is-unit]."""
     if isinstance(node, yaml.SequenceNode):
         return "sequence"
     if isinstance(node, yaml.MappingNode):
         return "map"
-    return f"string {json.dumps(node.value)}"
+    if node.style is None and node.tag != "tag:yaml.org,2002:str":  # ``!t ~`` is still null, ``!!str 1`` a string
+        return _plain_unexpected(node.value)
+    return f"string {rust_debug(node.value)}"
+
+
+_NULLS = ("", "~", "null", "Null", "NULL")
+_NULL_TAG = "tag:yaml.org,2002:null"
+_INT_PREFIXES = (("0x", 16), ("0o", 8), ("0b", 2))
+
+
+def _plain_unexpected(value: str) -> str:
+    """``visit_untagged_scalar``'s reading of a plain scalar, worded as serde's ``Unexpected``."""
+    if value in _NULLS:
+        return "unit value"
+    if value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return f"boolean `{value.lower()}`"
+    number = _rust_int(value)
+    if number is not None:
+        return _integer(number)
+    real = None if _leading_zero(value) else _rust_float(value)
+    if real is not None:
+        return f"floating point `{real}`"
+    return f"string {rust_debug(value)}"
+
+
+def _rust_int(value: str) -> int | None:
+    """serde_yaml's ``parse_unsigned_int`` / ``parse_negative_int`` (128 bits at most)."""
+    sign, digits = (-1, value[1:]) if value.startswith("-") else (1, value.removeprefix("+"))
+    for prefix, base in _INT_PREFIXES:
+        if digits.startswith(prefix):
+            rest = digits[len(prefix):]
+            if re.fullmatch(r"[0-9a-fA-F]+", rest) and all(int(c, 16) < base for c in rest):
+                return _in_range(sign * int(rest, base))
+            if sign < 0:
+                return None
+    if not re.fullmatch(r"[0-9]+", digits) or _leading_zero(value):
+        return None
+    return _in_range(sign * int(digits))
+
+
+def _leading_zero(value: str) -> bool:
+    """serde_yaml's ``digits_but_not_number``: ``01`` is a string, as YAML 1.2 says (not a number of any kind)."""
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    return len(digits) > 1 and digits.startswith("0") and digits.isascii() and digits.isdigit()
+
+
+def _in_range(number: int) -> int | None:
+    return number if -(2 ** 127) <= number < 2 ** 128 else None
+
+
+def _integer(number: int) -> str:
+    """serde's ``Unexpected`` for an integer: 64-bit ones plain, wider ones ``as u128`` / ``as i128``."""
+    if -(2 ** 63) <= number < 2 ** 64:
+        return f"integer `{number}`"
+    return f"integer `{number}` as {'u128' if number >= 0 else 'i128'}"
+
+
+def _rust_float(value: str) -> str | None:
+    """serde_yaml's ``parse_f64`` and Rust's display of the result (serde adds ``.0`` to a whole number)."""
+    body = value.removeprefix("+")
+    if value.startswith("+") and body[:1] in ("+", "-"):
+        return None
+    if body in (".inf", ".Inf", ".INF"):
+        return "inf"
+    if value in ("-.inf", "-.Inf", "-.INF"):
+        return "-inf"
+    if value in (".nan", ".NaN", ".NAN"):
+        return "NaN"
+    if not re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", body):
+        return None
+    real = float(body)
+    if real in (float("inf"), float("-inf")):
+        return None
+    text = format(decimal.Decimal(repr(real)), "f")
+    return text if "." in text else text + ".0"
+
+
+_DEBUG_ESCAPES = {"\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\", "\0": "\\0"}
+
+
+def rust_debug(text: str) -> str:
+    """``{:?}`` of a Rust string: quoted, ``\\t \\r \\n \\" \\\\ \\0`` escaped, other unprintable characters
+    as ``\\u{hex}``, everything else (``é`` included) as it is [rust-debug-string]."""
+    out = []
+    for char in text:
+        if char in _DEBUG_ESCAPES:
+            out.append(_DEBUG_ESCAPES[char])
+        elif unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or \
+                (unicodedata.category(char) == "Zs" and char != " "):
+            out.append(f"\\u{{{ord(char):x}}}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def _optional_string(node: yaml.Node, key: str) -> str | None:
     """serde_yaml's ``Option<String>``: a plain null is None, any other scalar its text, else a type error."""
     if isinstance(node, yaml.ScalarNode):
-        if node.style is None and node.value in ("", "~", "null", "Null", "NULL"):
+        if node.tag == _NULL_TAG:  # [explicit-tags]
+            if node.value in _NULLS[1:]:
+                return None
+            raise ValueError(f"invalid value: string {rust_debug(node.value)}, expected null")
+        if node.style is None and not node.tag and node.value in _NULLS:
             return None
-        return node.value
-    raise ValueError(f"{key}: invalid type: {_kind(node)}, expected a string at {_mark(node.start_mark)}")
+        return node.value  # any other tag (``!!str ~``) makes a string
+    raise ValueError(f"{key}: invalid type: {_kind(node)}, expected a string{_at(node.start_mark)}")
 
 
 def read_fields(front: str) -> dict[str, str | None]:
     """``name``, ``description`` and ``metadata.short-description`` as Codex's serde_yaml struct reads them.
 
-    YAML that does not parse is read once more with its plain values quoted (:func:`quote_plain_values`), as
-    Codex 0.171.0 does [unquoted-colon, invalid-yaml-bracket]; when that fails too, the first error stands.
+    Frontmatter that does not read (a syntax error, or a type error too) is read once more with its plain values
+    quoted (:func:`quote_plain_values`), as Codex 0.171.0 does [unquoted-colon, invalid-yaml-bracket,
+    type-error-read-again]; when that fails too, the first error stands.
     Raises ValueError with the text after ``invalid YAML: ``.
     """
-    front = _inline_tabs_as_spaces(front)
+    if _LIBYAML is None:  # libyaml reads these tabs itself; PyYAML needs them as spaces
+        front = _inline_tabs_as_spaces(front)
     try:
-        root = _compose(front)
-    except ValueError as first:
+        return _fields(_compose(front))
+    except ValueError as first:  # a type error too [type-error-read-again]
         repaired = quote_plain_values(front)
         if repaired == front:
             raise
@@ -198,7 +308,6 @@ def read_fields(front: str) -> dict[str, str | None]:
             return _fields(_compose(repaired))
         except ValueError:
             raise first from None
-    return _fields(root)
 
 
 def _inline_tabs_as_spaces(front: str) -> str:
@@ -214,13 +323,14 @@ def _inline_tabs_as_spaces(front: str) -> str:
 _KEY_LINE = re.compile(r"^([ \t]*)([^\s#][^:]*?):[ \t]+(.*)$")
 _BLOCK_HEADER = re.compile(r"^[|>][-+0-9]*$")
 _NEEDS_QUOTES = re.compile(r":[ \t]")
-_QUOTE_FIRST = "[{@`"
+_QUOTE_FIRST = "@`"
 
 
 def quote_plain_values(front: str) -> str:
     """Codex's second reading of frontmatter that is not YAML: each ``key: value`` line whose value (comment
-    removed, trimmed) holds ``:`` and a blank or starts with one of ``[{@``` becomes ``key: 'value'``; quoted
-    values, block scalars and the lines inside them are left as they are."""
+    removed, trimmed) holds ``:`` and a blank, starts with ``@`` or a backtick, or starts with ``[`` or ``{`` and
+    is no YAML on its own (``[a`` and ``[a] b``, not ``[a]``) [flow-value-quoted-only-when-broken] becomes
+    ``key: 'value'``; quoted values, block scalars and the lines inside them are left as they are."""
     out: list[str] = []
     block_indent: int | None = None
     for line in front.split("\n"):
@@ -235,22 +345,120 @@ def quote_plain_values(front: str) -> str:
             out.append(line)
             continue
         lead, key, value = match.groups()
-        value = rust_trim(re.split(r"[ \t]#", value, maxsplit=1)[0])
+        hashes = [i for i, char in enumerate(value) if char == "#" and (i == 0 or value[i - 1] in _RUST_SPACE)]
+        kept = value[:hashes[0]] if hashes else value  # a comment starts after any Unicode blank [comment-kept]
+        rest = value[len(kept.rstrip(_RUST_SPACE)):]  # what follows the value stays, for libyaml to read again
+        value = rust_trim(kept)
         if _BLOCK_HEADER.match(value):
             block_indent = indent
-        if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST):
-            line = f"{lead}{key}: '" + value.replace("'", "''") + "'"
+        if value and value[0] not in "'\"|>" and (_NEEDS_QUOTES.search(value) or value[0] in _QUOTE_FIRST
+                                                 or value[0] in "[{" and _events(value)[1] is not None):
+            line = f"{lead}{key}: '" + value.replace("'", "''") + "'" + rest
         out.append(line)
     return "\n".join(out)
 
 
+_LIBYAML = getattr(yaml, "CSafeLoader", None)
+
+
 def _compose(front: str) -> yaml.Node | None:
+    """The document's node tree, or ValueError with serde_yaml's text for the first error it reports.
+
+    serde_yaml reads the events up to libyaml's first syntax error and deserializes them before it looks at
+    the error, so a type error in ``name``, ``description`` or ``metadata`` seen before that point is the one
+    reported [unclosed-flow-type-error-first]. Syntax errors are libyaml's own when PyYAML has its binding
+    (wording, columns, and a tab right after a block scalar's indentation refused) [libyaml-tag-errors].
+    """
     try:
-        return compose(front)  # PyYAML's compose, refusing nesting deep enough to exhaust its recursion
+        check_depth(front)
+        events, error = _events(front)
+        documents = sum(isinstance(event, yaml.DocumentStartEvent) for event in events)
+        if error is not None or documents > 1:
+            _fields(_partial_tree(events))  # raises the type error serde_yaml meets before the syntax error
+            if documents > 1 or any(isinstance(event, yaml.DocumentEndEvent) for event in events):
+                # the first document read well: serde_yaml refuses a next one before reading it [second-document]
+                raise ValueError("deserializing from YAML containing more than one document is not supported")
+            raise error or yaml.YAMLError("invalid YAML")
+        compose(front)  # PyYAML's composer errors and its nesting guard
+        return _partial_tree(events)  # the same nodes, with the tags written in the file
     except yaml.MarkedYAMLError as exc:
         raise ValueError(serde_yaml_error(exc)) from None
+    except yaml.reader.ReaderError as exc:
+        raise ValueError(_reader_error(front, exc)) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+
+
+def _reader_error(front: str, exc: yaml.reader.ReaderError) -> str:
+    """libyaml's reader error as serde_yaml words it: ``control characters are not allowed at position N``, N
+    the UTF-8 byte offset (PyYAML's own reader counts characters and words it otherwise) [control-characters]."""
+    if exc.reason == "special characters are not allowed":
+        return f"control characters are not allowed at position {len(front[:exc.position].encode('utf-8'))}"
+    return f"{exc.reason} at position {exc.position}"
+
+
+def _events(front: str) -> tuple[list[yaml.Event], yaml.YAMLError | None]:
+    """The parse events before the first syntax or reader error, and that error (libyaml's parser when
+    available)."""
+    events: list[yaml.Event] = []
+    anchors: set[str] = set()
+    try:
+        for event in yaml.parse(front, Loader=_LIBYAML or yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) and event.anchor not in anchors:  # [unknown-anchor-first]
+                return events, yaml.MarkedYAMLError(problem="unknown anchor", problem_mark=event.start_mark)
+            if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)) and event.anchor:
+                anchors.add(event.anchor)
+            events.append(event)
+    except (yaml.MarkedYAMLError, yaml.reader.ReaderError) as exc:
+        return events, exc
+    return events, None
+
+
+def _partial_tree(events: Sequence[yaml.Event]) -> yaml.Node | None:
+    """The nodes the events describe, collections cut short where the events stop (iterative, no recursion).
+    A scalar's tag is the one written in the file ('' for none), as serde_yaml sees it."""
+    root: yaml.Node | None = None
+    stack: list[tuple[yaml.Node, list[yaml.Node]]] = []  # open collections and, for a map, the pending key
+    anchors: dict[str, yaml.Node] = {}
+
+    def add(node: yaml.Node) -> None:
+        nonlocal root
+        if not stack:
+            root = node if root is None else root
+            return
+        parent, pending = stack[-1]
+        if isinstance(parent, yaml.SequenceNode):
+            parent.value.append(node)
+        elif pending:
+            parent.value.append((pending.pop(), node))
+        else:
+            pending.append(node)
+
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            add(anchors[event.anchor])
+        elif isinstance(event, yaml.ScalarEvent):
+            style = event.style or None
+            node: yaml.Node = yaml.ScalarNode(event.tag or "", event.value, event.start_mark, event.end_mark,
+                                              style=style)
+            add(node)
+            if event.anchor:
+                anchors[event.anchor] = node
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            kind = yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode
+            node = kind("", [], event.start_mark, event.end_mark)
+            add(node)
+            stack.append((node, []))
+            if event.anchor:
+                anchors[event.anchor] = node
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            stack.pop()
+        elif isinstance(event, yaml.DocumentEndEvent):
+            break
+    if stack and isinstance(stack[-1][0], yaml.MappingNode) and stack[-1][1]:  # a key whose value never came:
+        key = stack[-1][1][0]  # serde has seen it, a duplicate `name` is reported [duplicate-before-syntax-error]
+        stack[-1][0].value.append((key, yaml.ScalarNode("", "", key.end_mark, key.end_mark)))
+    return root
 
 
 def _fields(root: yaml.Node | None) -> dict[str, str | None]:
@@ -258,11 +466,11 @@ def _fields(root: yaml.Node | None) -> dict[str, str | None]:
     if root is None:
         return fields
     if not isinstance(root, yaml.MappingNode):
-        raise ValueError(f"invalid type: {_kind(root)}, expected struct SkillFrontmatter at {_mark(root.start_mark)}")
+        raise ValueError(f"invalid type: {_kind(root)}, expected struct SkillFrontmatter{_at(root.start_mark)}")
     seen: set[str] = set()
     for key_node, value_node in root.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            continue
+        if not isinstance(key_node, yaml.ScalarNode):  # serde wants a field name [collection-key]
+            raise ValueError(f"invalid type: {_kind(key_node)}, expected field identifier{_at(key_node.start_mark)}")
         key = key_node.value
         if key in seen and key in ("name", "description", "metadata"):
             raise ValueError(f"duplicate field `{key}`")
@@ -272,13 +480,16 @@ def _fields(root: yaml.Node | None) -> dict[str, str | None]:
         elif key == "metadata":
             if isinstance(value_node, yaml.MappingNode):
                 for inner_key, inner_value in value_node.value:
-                    if isinstance(inner_key, yaml.ScalarNode) and inner_key.value == "short-description":
+                    if not isinstance(inner_key, yaml.ScalarNode):
+                        raise ValueError(f"metadata: invalid type: {_kind(inner_key)}, expected field identifier"
+                                         f"{_at(inner_key.start_mark)}")
+                    if inner_key.value == "short-description":
                         fields["short-description"] = _optional_string(inner_value,
                                                                        "metadata.short-description")
             elif not (isinstance(value_node, yaml.ScalarNode) and value_node.style is None
-                      and value_node.value in ("", "~", "null")):
+                      and value_node.value == ""):  # an empty plain scalar reads as an empty map
                 raise ValueError(f"metadata: invalid type: {_kind(value_node)}, expected struct "
-                                 f"SkillFrontmatterMetadata at {_mark(value_node.start_mark)}")
+                                 f"SkillFrontmatterMetadata{_at(value_node.start_mark)}")
     return fields
 
 
