@@ -65,7 +65,8 @@ from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
-from router.profiles.claude_code_builtins import BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA
+from router.profiles.claude_code_builtins import (BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA,
+                                                  SUGGESTED_NAMES)
 from router.skill import Skill
 
 #: The Claude Code release these rules were checked against (the test oracle installs exactly this one).
@@ -340,6 +341,42 @@ def label(skill: Skill) -> str:
     return f"{skill.name} ({declared})" if declared and declared != skill.name else skill.name
 
 
+#: Most edits (Damerau: transpositions count one) an unknown ``Skill`` name may be from the name it suggests.
+SUGGESTION_DISTANCE = 2
+
+
+def edit_distance(a: str, b: str, limit: int = SUGGESTION_DISTANCE) -> int:
+    """Optimal-string-alignment distance of ``a`` and ``b`` (case-sensitive), ``limit + 1`` when above ``limit``."""
+    if a == b:
+        return 0
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return min(row[len(b)], limit + 1)
+
+
+def suggestion(name: str, candidates: Sequence[str], limit: int = SUGGESTION_DISTANCE) -> str | None:
+    """The ``Did you mean X?`` of Claude Code's ``Skill`` tool: the first candidate nearest ``name``, within
+    ``limit`` edits; candidates whose length differs by more than ``limit`` are skipped."""
+    best, best_distance = None, limit + 1
+    for candidate in candidates:
+        if abs(len(candidate) - len(name)) > limit:
+            continue
+        distance = edit_distance(name, candidate, limit)
+        if distance < best_distance:
+            best, best_distance = candidate, distance
+    return best
+
+
 def _flag(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes"))
 
@@ -490,8 +527,8 @@ class ClaudeCodeProfile(Profile):
             if own is None:
                 continue
             if own in declared or (own != name and own in skills):
-                skills[name] = replace(skill, metadata={k: v for k, v in skill.metadata.items()
-                                                        if k != "declared_name"})
+                skills[name] = replace(skill, metadata={**{k: v for k, v in skill.metadata.items()
+                                                           if k != "declared_name"}, "frontmatter_name": own})
             else:
                 declared.add(own)
         kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
@@ -627,6 +664,14 @@ class ClaudeCodeProfile(Profile):
             return found
         return next((s for s in registry if s.metadata.get("declared_name") == name), None)
 
+    def suggested_names(self, registry: SkillLookup) -> list[str]:
+        """What an unknown name is compared with, in order: each skill by its frontmatter ``name`` (its folder
+        without one; also when the listing shows only the folder), in listing order, then Claude Code's own skills
+        and commands."""
+        skills = sorted(registry, key=lambda s: s.metadata.get("position", 0))
+        return [s.metadata.get("declared_name") or s.metadata.get("frontmatter_name") or s.name
+                for s in skills] + list(SUGGESTED_NAMES)
+
     def tool_result(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None) -> ToolResult:
         """The ``Skill`` tool's answer: ``Launching skill: NAME`` and the text block sent with it."""
         try:
@@ -639,7 +684,8 @@ class ClaudeCodeProfile(Profile):
         name = name.strip().removeprefix("/")
         skill = self.find(registry, name)
         if skill is None:
-            raise SkillToolError(f"Unknown skill: {name}")
+            guess = suggestion(name, self.suggested_names(registry))
+            raise SkillToolError(f"Unknown skill: {name}. Did you mean {guess}?" if guess else f"Unknown skill: {name}")
         if not self.model_invocable(skill):
             raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. "
                                  f"Ask the user to run /{name} themselves — it cannot be invoked via the Skill tool. "
