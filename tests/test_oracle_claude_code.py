@@ -515,7 +515,8 @@ def test_tool_result(claude_binary: Path, edge: Layout, name: str) -> None:
 UNKNOWN_NAMES = ["nope", "xyzzy", "alpah", "Alpha", "ALPHA", "alph", "alphaa", "beta", "folder-y",
                  "differs-from-foldeX", "hidden-skil", ".hidden-skil", "dup-c", "dmi2", "sub:dee", "sub-deep",
                  "deep", "cmdd", "plaincm", "zet", "zetaa", "n-uppr", "UPPEr", "dots.nam", "a", "ab", "a:c",
-                 "dataviz2", "simplfy", "helpp", "verifyy", "security-revie", "copyy", "hepl"]
+                 "dataviz2", "simplfy", "helpp", "verifyy", "security-revie", "copyy", "hepl", "mod", "statu", "cosy",
+                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs"]
 
 
 def sent_errors(claude_binary: Path, layout: Layout, names: list[str]) -> dict[str, Any]:
