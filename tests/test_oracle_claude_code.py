@@ -449,25 +449,54 @@ def test_corpus_listing(claude_binary: Path, tmp_path: Path, corpora: list[str],
     assert_budget_logged(run, profile, list(profile.discover().skills))
 
 
-@pytest.mark.xfail(strict=True, reason="a YAML tag glued to non-ASCII text ('!bx#a&🎉 ...'): Claude Code's YAML "
-                                       "parser drops the tag and keeps the rest, PyYAML refuses it and the profile "
-                                       "shows the whole value")
+#: folder -> description line: a tag glued to a non-ASCII character ends there, the rest is the value [d-tag]
+GLUED_TAGS = {"d-tag": "description: !bx#a&🎉 rest of it", "d-tag-bare": "description: !🎉x",
+              "d-tag-secondary": "description: !!str😀 y", "d-tag-spaced": "description: !a é",
+              "d-tag-uri": "description: !a/b?c=d&e:f.g~h*i'j(k)l+m$n;o@pé tail"}
+
+
 def test_yaml_tag_glued_to_text(claude_binary: Path, tmp_path: Path) -> None:
     layout = Layout(tmp_path / "home", tmp_path / "work")
     layout.home.mkdir()
-    write(layout.work / ".claude" / "skills" / "d-tag" / "SKILL.md", fm("description: !bx#a&🎉 rest of it"))
+    for folder, line in GLUED_TAGS.items():
+        write(layout.work / ".claude" / "skills" / folder / "SKILL.md", fm(line))
     listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- d-tag: 🎉 rest of it\n" in listing
+    assert lines_of(expected(layout)) == lines_of(listing)
     assert expected(layout) == listing
 
 
-@pytest.mark.xfail(strict=True, reason="a tab ending a line of a block scalar: Claude Code's YAML parser drops it, "
-                                       "PyYAML keeps it (and the profile shows it as a space)")
+#: folder -> description lines: tabs ending lines of block scalars [literal-tab]
+BLOCK_TABS = {
+    "literal-tab": ["description: |", "  a \t", "    b", "", "  c"],
+    "tab-literal-two": ["description: |", "  a\t\t", "  b"],
+    "tab-literal-inner": ["description: |", "  a \t ", "  b"],
+    "tab-literal-mid": ["description: |", "  a\tx", "  b"],
+    "tab-literal-last": ["description: |", "  a", "  b\t"],
+    "tab-literal-strip": ["description: |-", "  a\t \t", "  b"],
+    "tab-literal-blank": ["description: |", "  a", "  \t", "  b"],
+    "tab-literal-keep": ["name: tab-literal-keep", "description: |+", "  x\t", "  y\t", "when_to_use: w\t"],
+    "tab-literal-lead": ["description: |", "  \t\t", "  a\t", "  b"],
+    "tab-folded": ["description: >", "  a\t", "  b"],
+    "tab-folded-more": ["description: >", "  a \t", "    b", "  c"],
+    "tab-folded-blank": ["description: >", "  a\t", "", "  b"],
+    "tab-folded-two": ["description: >-", "  a\t\t", "  b\t", "  c"],
+    "tab-folded-tabline": ["description: >", "  a\t", "  \t", "  b"],
+    "tab-folded-three": ["description: >", "  a\t\t\t", "  b"],
+    "tab-folded-mixed": ["description: >", "  a \t\t", "  b"],
+    "tab-folded-spaced": ["description: >", "  a\t \t", "  b"],
+    "tab-folded-later": ["description: >", "  a", "  b\t\t", "  c"],
+}
+
+
 def test_yaml_block_scalar_trailing_tab(claude_binary: Path, tmp_path: Path) -> None:
     layout = Layout(tmp_path / "home", tmp_path / "work")
     layout.home.mkdir()
-    write(layout.work / ".claude" / "skills" / "literal-tab" / "SKILL.md",
-          fm("description: |", "  a \t", "    b", "", "  c"))
+    for folder, lines in BLOCK_TABS.items():
+        write(layout.work / ".claude" / "skills" / folder / "SKILL.md", fm(*lines))
     listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- literal-tab: a    b c\n" in listing and "\n- tab-folded-two: a  b  c\n" in listing
+    assert lines_of(expected(layout)) == lines_of(listing)
     assert expected(layout) == listing
 
 

@@ -96,6 +96,10 @@ _QUOTE_LINE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.+?)[ \t]*$")
 _NEEDS_QUOTES = re.compile(r": |[{}\[\]*&#!|>%@`]")
 _200K_MODEL = re.compile(r"(?:^|-)(?:opus|sonnet|haiku)-4(?:-[0-9]+)?(?:-|$)|claude-(?:opus|sonnet|haiku)-4-5")
 _GLUED_COMMENT = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+[|>][-+0-9]*#", re.M)
+# a tag (``!`` and at least one ASCII tag character, no second ``!``) glued to a non-ASCII character: Claude
+# Code's parser ends the tag there and keeps the rest as the value [d-tag]
+_GLUED_TAG = re.compile(r"^([A-Za-z0-9_-]+:[ \t]+)![0-9A-Za-z#;/?:@&=+$_.~*'()%-]+(?=[^\x00-\x7f])", re.M)
+_BLOCK_SCALAR = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+([|>])[-+0-9]*[ \t]*(?:#.*)?$")
 _NAME_REJECTED = re.compile(r"[\s/]")
 # YAML 1.2 core schema (what Claude Code's YAML parser resolves plain scalars as)
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
@@ -224,6 +228,9 @@ def load_yaml(text: str) -> Any:
     comment = _GLUED_COMMENT.search(text)
     if comment:  # YAML 1.2 wants a blank before a comment; PyYAML takes '>#...' as an empty block [d-glued]
         raise yaml.YAMLError(f"a comment needs a blank before it (line {text.count(chr(10), 0, comment.start()) + 1})")
+    text = _GLUED_TAG.sub(r"\1", text)  # PyYAML wants a blank after a tag and refuses these
+    if "\t" in text:
+        text = drop_kept_line_tabs(text)
     try:
         node = compose(text)
     except YAMLNestingError:
@@ -271,6 +278,33 @@ def _construct(node: yaml.Node, seen: dict[int, Any]) -> Any:
     for key, value in node.value:
         mapping[js_string(_construct(key, seen))] = _construct(value, seen)
     return mapping
+
+
+def drop_kept_line_tabs(text: str) -> str:
+    """Tabs ending a line of a top-level block scalar, as Claude Code's parser reads them (PyYAML keeps them all):
+    dropped where the line break is kept (every line of ``|``; in ``>`` a line before a blank or more-indented
+    one) and on a line of blanks, one kept where ``>`` folds the line [literal-tab]."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        header = _BLOCK_SCALAR.match(lines[i])
+        i += 1
+        if not header:
+            continue
+        start = i
+        while i < len(lines) and (not lines[i].strip(" \t") or lines[i].startswith((" ", "\t"))):
+            i += 1
+        block = lines[start:i]
+        indent = next((len(line) - len(line.lstrip(" ")) for line in block if line.strip(" \t")), 0)
+        for j, line in enumerate(block):
+            following = block[j + 1] if j + 1 < len(block) else ""
+            kept = header.group(1) == "|" or not following.strip(" \t") or \
+                len(following) - len(following.lstrip(" ")) > indent or following[indent:indent + 1] == "\t"
+            if not line.strip(" \t"):
+                lines[start + j] = line.rstrip("\t")  # a line of blanks is a blank line
+            elif line.endswith("\t"):
+                lines[start + j] = line.rstrip("\t") + ("" if kept else "\t")  # a folded line keeps one
+    return "\n".join(lines)
 
 
 def quote_problem_values(front: str) -> str:
