@@ -574,6 +574,44 @@ def test_tool_result_unknown_skill(claude_binary: Path, edge: Layout, half: int)
     assert mine == sent_errors(claude_binary, edge, names)
 
 
+#: Skills that take Claude Code's command names: folder -> SKILL.md (``*.md`` folders are commands)
+COMMAND_NAMES: dict[str, str] = {
+    "plan": fm("name: planx", "description: a folder of a command's name: no 'plan' is suggested [shadowed-commands]"),
+    "quit": fm("name: quitzz", "description: takes 'quit'"),
+    "reset": fm("name: resetzz", "description: 'reset' is an alias of 'clear': still suggested"),
+    "review": fm("name: reviewzz", "description: 'review' is an alias too"),
+    "build-test": fm("name: plan", "description: a command's name as name is dropped [command-names]"),
+    "crlf-unclosed": fm("name: crlfx", "description: [unclosed", body="# Head\ntext\n").replace("\n", "\r\n"),
+    "test.md": fm("name: testx", "description: a command ignores its name [command-name]"),
+}
+SHADOW_NAMES = ["pla", "qui", "exi", "rese", "revie", "clea", "tests", "tes", "crlf", "crlfx", "crlf-unclose", "bu",
+                "ne", "hel"]
+
+
+@pytest.mark.parametrize("exit_folder", [False, True], ids=["quit-kept", "exit-takes-quit"])
+def test_command_names_and_shadowed_suggestions(claude_binary: Path, tmp_path: Path, exit_folder: bool) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    library = dict(COMMAND_NAMES, **({"exit": fm("name: exitzz", "description: takes 'exit' and 'quit'")}
+                                     if exit_folder else {}))
+    for folder, text in library.items():
+        where = ("commands", folder) if folder.endswith(".md") else ("skills", folder, "SKILL.md")
+        write(layout.work.joinpath(".claude", *where), text)
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- build-test: " in listing and "\n- crlf-unclosed: Head\n" in listing and "\n- test: " in listing
+    assert expected(layout) == listing
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    mine = {}
+    for name in SHADOW_NAMES:
+        with pytest.raises(SkillToolError) as caught:
+            profile.tool_result(registry, {"skill": name})
+        mine[name] = f"<tool_use_error>{caught.value}</tool_use_error>"
+    sent = sent_errors(claude_binary, layout, SHADOW_NAMES)
+    assert sent["qui"].endswith("Did you mean tui?</tool_use_error>" if exit_folder else "quit?</tool_use_error>")
+    assert mine == sent
+
+
 # --emit-config
 
 

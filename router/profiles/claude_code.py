@@ -66,7 +66,7 @@ from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
 from router.profiles.claude_code_builtins import (BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA,
-                                                  SUGGESTED_NAMES)
+                                                  SUGGESTED_ALIASES, SUGGESTED_NAMES)
 from router.skill import Skill
 
 #: The Claude Code release these rules were checked against (the test oracle installs exactly this one).
@@ -532,7 +532,8 @@ class ClaudeCodeProfile(Profile):
         name or an earlier skill's ``name`` is dropped [c-upper]. Each folder's skills are listed
         in case-insensitive order, commands after skills."""
         skills: dict[str, Skill] = {}
-        declared = {name for name, _, _ in BUILTIN_SKILLS}  # the built-in skills' names are taken first
+        # the built-in skills' and commands' names are taken first [n-builtin, command-names]
+        declared = {name for name, _, _ in BUILTIN_SKILLS} | (set(SUGGESTED_NAMES) - set(SUGGESTED_ALIASES))
         warnings: list[str] = []
         ordered = [s for s in sources if not s.commands] + [s for s in sources if s.commands]
         for source in ordered:
@@ -543,6 +544,8 @@ class ClaudeCodeProfile(Profile):
                     warnings.append(f"skipping {path}: {exc.strerror or exc}")
                     continue
                 skill = self.parse(path, raw, ident)
+                if source.commands and "declared_name" in skill.metadata:  # a command is its file's name [r1007]
+                    skill = replace(skill, metadata={k: v for k, v in skill.metadata.items() if k != "declared_name"})
                 name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name  # the folder, made safe
                 if source.scope is Scope.NESTED and name in skills:
                     name = f"{os.path.basename(source.owner or '')}:{name}"
@@ -576,8 +579,10 @@ class ClaudeCodeProfile(Profile):
             loaded: Any = {}
             try:
                 loaded = load_yaml(front)
-            except yaml.YAMLError:
+            except yaml.YAMLError as first:
                 try:
+                    if decode_lossy(raw).removeprefix("\ufeff").split("\n", 1)[0].endswith("\r"):
+                        raise first  # CRLF lines: Claude Code's retry quotes none of them [r1003]
                     loaded = load_yaml(quote_problem_values(front))
                 except yaml.YAMLError as exc:
                     invalid = _yaml_problem(exc)
@@ -703,8 +708,9 @@ class ClaudeCodeProfile(Profile):
         without one; also when the listing shows only the folder), in listing order, then Claude Code's own skills
         and commands."""
         skills = sorted(registry, key=lambda s: s.metadata.get("position", 0))
+        taken = {s.name for s in skills}  # a folder of a command's name replaces it [shadowed-commands]
         return [s.metadata.get("declared_name") or s.metadata.get("frontmatter_name") or s.name
-                for s in skills] + list(SUGGESTED_NAMES)
+                for s in skills] + [n for n in SUGGESTED_NAMES if SUGGESTED_ALIASES.get(n, n) not in taken]
 
     def tool_result(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None) -> ToolResult:
         """The ``Skill`` tool's answer: ``Launching skill: NAME`` and the text block sent with it."""
