@@ -545,7 +545,7 @@ UNKNOWN_NAMES = ["nope", "xyzzy", "alpah", "Alpha", "ALPHA", "alph", "alphaa", "
                  "differs-from-foldeX", "hidden-skil", ".hidden-skil", "dup-c", "dmi2", "sub:dee", "sub-deep",
                  "deep", "cmdd", "plaincm", "zet", "zetaa", "n-uppr", "UPPEr", "dots.nam", "a", "ab", "a:c",
                  "dataviz2", "simplfy", "helpp", "verifyy", "security-revie", "copyy", "hepl", "mod", "statu", "cosy",
-                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs"]
+                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs", "dfp", "naïv", "bu", "estt"]
 
 
 def sent_errors(claude_binary: Path, layout: Layout, names: list[str]) -> dict[str, Any]:
@@ -610,6 +610,18 @@ def test_command_names_and_shadowed_suggestions(claude_binary: Path, tmp_path: P
     sent = sent_errors(claude_binary, layout, SHADOW_NAMES)
     assert sent["qui"].endswith("Did you mean tui?</tool_use_error>" if exit_folder else "quit?</tool_use_error>")
     assert mine == sent
+
+
+def test_commands_of_every_folder_are_listed_together(claude_binary: Path, tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    for base, name in [(layout.home, "aaa"), (layout.home, "mmm"), (layout.work, "zzz"), (layout.work, "bbb"),
+                       (layout.work, "sub/ccc"), (layout.home, "sub/aab"), (layout.work, "Ccc")]:
+        write(base / ".claude" / "commands" / f"{name}.md", fm(f"description: {name} in {base.name}"))
+    write(layout.work / ".claude" / "skills" / "skill" / "SKILL.md", fm("description: a skill"))
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert [line.split(":")[0] for line in lines_of(listing)[:8]] == [
+        "skill", "aaa", "bbb", "Ccc", "mmm", "sub", "sub", "zzz"]  # [commands-merged]
+    assert expected(layout) == listing
 
 
 # --emit-config

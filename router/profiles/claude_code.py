@@ -530,7 +530,7 @@ class ClaudeCodeProfile(Profile):
         ``dir:folder`` for a nested clash, ``sub:name`` for a command in a subfolder); a later skill with a taken
         folder is shadowed (a warning); a frontmatter ``name`` that is another skill's folder, a built-in skill's
         name or an earlier skill's ``name`` is dropped [c-upper]. Each folder's skills are listed
-        in case-insensitive order, commands after skills."""
+        in case-insensitive order, then the commands of all folders together in that order."""
         skills: dict[str, Skill] = {}
         # the built-in skills' and commands' names are taken first [n-builtin, command-names]
         declared = {name for name, _, _ in BUILTIN_SKILLS} | (set(SUGGESTED_NAMES) - set(SUGGESTED_ALIASES))
@@ -568,6 +568,12 @@ class ClaudeCodeProfile(Profile):
                                                            if k != "declared_name"}, "frontmatter_name": own})
             else:
                 declared.add(own)
+        # the commands of every folder are listed together, in case-insensitive order of their names [commands-merged]
+        commands = sorted((s for s in skills.values() if s.metadata.get("kind") == "command"),
+                          key=lambda s: collation_key(s.name))
+        first = len(skills) - len(commands)
+        for offset, command in enumerate(commands):
+            skills[command.name] = replace(command, metadata={**command.metadata, "position": first + offset})
         kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
         return Discovery(skills=kept, warnings=tuple(warnings))
 
