@@ -545,7 +545,8 @@ UNKNOWN_NAMES = ["nope", "xyzzy", "alpah", "Alpha", "ALPHA", "alph", "alphaa", "
                  "differs-from-foldeX", "hidden-skil", ".hidden-skil", "dup-c", "dmi2", "sub:dee", "sub-deep",
                  "deep", "cmdd", "plaincm", "zet", "zetaa", "n-uppr", "UPPEr", "dots.nam", "a", "ab", "a:c",
                  "dataviz2", "simplfy", "helpp", "verifyy", "security-revie", "copyy", "hepl", "mod", "statu", "cosy",
-                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs", "dfp", "naïv", "bu", "estt"]
+                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs", "dfp", "naïv", "bu", "estt",
+                 "doc", "gits", "chart"]
 
 
 def sent_errors(claude_binary: Path, layout: Layout, names: list[str]) -> dict[str, Any]:

@@ -159,7 +159,7 @@ SUGGESTED_NAMES: tuple[str, ...] = (
     'login', 'logout', 'status', 'memory', 'permissions', 'resume', 'review', 'export', 'ide', 'hooks', 'add-dir',
     'background', 'bg', 'bug', 'feedback', 'theme', 'skills', 'plugin', 'tasks', 'rewind', 'plan', 'sandbox', 'stats',
     'statusline', 'btw', 'release-notes', 'branch', 'mobile', 'terminal-setup', 'keybindings', 'passes', 'fork',
-    'stickers', 'bashes', 'tui', 'name',
+    'stickers', 'bashes', 'tui', 'name', 'ios', 'share',
 )
 
 #: Names in :data:`SUGGESTED_NAMES` that are another command's aliases -> that command: a skill in a folder of an
