@@ -14,13 +14,16 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 - A skill is identified by its **folder** [folder-x]: the Skill tool takes the folder or the ``name``; the listing
   shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an earlier
   skills folder is skipped [alpha]; a ``name`` already taken by an earlier skill or a built-in one is dropped
-  [dup-b, n-builtin]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
-  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; commands follow
-  the skills.
+  [dup-b, n-builtin], so is the name of a built-in command [command-names]; a command ignores its ``name``
+  [command-name]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
+  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; the commands of
+  all folders follow the skills, together in that order [commands-merged].
 - Frontmatter: between a first line ``---`` and the next ``---`` line (trailing blanks allowed, a byte-order mark
   skipped, CRLF accepted). YAML 1.2 (``yes`` is a string, ``1.0`` reads as ``1``, ``1e3`` as ``1000``); when it
-  fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed]; when that
-  fails too, the metadata is ignored [bad-yaml]. A ``description`` that is a list or a mapping is ignored
+  fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed] (not in a CRLF
+  file [crlf-unclosed]); when that fails too, the metadata is ignored [bad-yaml]. A tag glued to a non-ASCII
+  character ends there [d-tag]; tabs ending block-scalar lines are dropped where the line break is kept, one kept
+  where ``>`` folds [literal-tab]. A ``description`` that is a list or a mapping is ignored
   [list-desc]; numbers and booleans are shown as JavaScript prints them [d-float].
 - Description: ``description`` (default: the body's first non-blank line, leading ``#`` removed [nodesc-h2], else
   ``Skill`` [empty-body]), then `` - `` and ``when_to_use`` [when]; each run of line breaks and each tab become one
@@ -43,7 +46,11 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 - Tool ``Skill`` ``{"skill": string, "args"?: string}``, ``additionalProperties: false`` [tool-schema]. Result:
   ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for this
   skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
-  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi].
+  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi]. An
+  unknown name answers ``Unknown skill: NAME``, plus ``. Did you mean X?`` for the first name within two edits
+  (optimal string alignment, case-sensitive, lengths within two) among the skills' frontmatter names (the folder
+  without one) in listing order, then the built-in skills and commands (``claude_code_builtins.SUGGESTED_NAMES``;
+  a folder of a command's name takes it and its aliases away) [unknown-names-*, shadowed-commands].
 - ``ClaudeAgentOptions(skills=[...])`` names skills by folder, and its listing leaves the built-in skills out
   [emit-config].
 """
