@@ -449,25 +449,54 @@ def test_corpus_listing(claude_binary: Path, tmp_path: Path, corpora: list[str],
     assert_budget_logged(run, profile, list(profile.discover().skills))
 
 
-@pytest.mark.xfail(strict=True, reason="a YAML tag glued to non-ASCII text ('!bx#a&🎉 ...'): Claude Code's YAML "
-                                       "parser drops the tag and keeps the rest, PyYAML refuses it and the profile "
-                                       "shows the whole value")
+#: folder -> description line: a tag glued to a non-ASCII character ends there, the rest is the value [d-tag]
+GLUED_TAGS = {"d-tag": "description: !bx#a&🎉 rest of it", "d-tag-bare": "description: !🎉x",
+              "d-tag-secondary": "description: !!str😀 y", "d-tag-spaced": "description: !a é",
+              "d-tag-uri": "description: !a/b?c=d&e:f.g~h*i'j(k)l+m$n;o@pé tail"}
+
+
 def test_yaml_tag_glued_to_text(claude_binary: Path, tmp_path: Path) -> None:
     layout = Layout(tmp_path / "home", tmp_path / "work")
     layout.home.mkdir()
-    write(layout.work / ".claude" / "skills" / "d-tag" / "SKILL.md", fm("description: !bx#a&🎉 rest of it"))
+    for folder, line in GLUED_TAGS.items():
+        write(layout.work / ".claude" / "skills" / folder / "SKILL.md", fm(line))
     listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- d-tag: 🎉 rest of it\n" in listing
+    assert lines_of(expected(layout)) == lines_of(listing)
     assert expected(layout) == listing
 
 
-@pytest.mark.xfail(strict=True, reason="a tab ending a line of a block scalar: Claude Code's YAML parser drops it, "
-                                       "PyYAML keeps it (and the profile shows it as a space)")
+#: folder -> description lines: tabs ending lines of block scalars [literal-tab]
+BLOCK_TABS = {
+    "literal-tab": ["description: |", "  a \t", "    b", "", "  c"],
+    "tab-literal-two": ["description: |", "  a\t\t", "  b"],
+    "tab-literal-inner": ["description: |", "  a \t ", "  b"],
+    "tab-literal-mid": ["description: |", "  a\tx", "  b"],
+    "tab-literal-last": ["description: |", "  a", "  b\t"],
+    "tab-literal-strip": ["description: |-", "  a\t \t", "  b"],
+    "tab-literal-blank": ["description: |", "  a", "  \t", "  b"],
+    "tab-literal-keep": ["name: tab-literal-keep", "description: |+", "  x\t", "  y\t", "when_to_use: w\t"],
+    "tab-literal-lead": ["description: |", "  \t\t", "  a\t", "  b"],
+    "tab-folded": ["description: >", "  a\t", "  b"],
+    "tab-folded-more": ["description: >", "  a \t", "    b", "  c"],
+    "tab-folded-blank": ["description: >", "  a\t", "", "  b"],
+    "tab-folded-two": ["description: >-", "  a\t\t", "  b\t", "  c"],
+    "tab-folded-tabline": ["description: >", "  a\t", "  \t", "  b"],
+    "tab-folded-three": ["description: >", "  a\t\t\t", "  b"],
+    "tab-folded-mixed": ["description: >", "  a \t\t", "  b"],
+    "tab-folded-spaced": ["description: >", "  a\t \t", "  b"],
+    "tab-folded-later": ["description: >", "  a", "  b\t\t", "  c"],
+}
+
+
 def test_yaml_block_scalar_trailing_tab(claude_binary: Path, tmp_path: Path) -> None:
     layout = Layout(tmp_path / "home", tmp_path / "work")
     layout.home.mkdir()
-    write(layout.work / ".claude" / "skills" / "literal-tab" / "SKILL.md",
-          fm("description: |", "  a \t", "    b", "", "  c"))
+    for folder, lines in BLOCK_TABS.items():
+        write(layout.work / ".claude" / "skills" / folder / "SKILL.md", fm(*lines))
     listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- literal-tab: a    b c\n" in listing and "\n- tab-folded-two: a  b  c\n" in listing
+    assert lines_of(expected(layout)) == lines_of(listing)
     assert expected(layout) == listing
 
 
@@ -509,14 +538,91 @@ def test_tool_result(claude_binary: Path, edge: Layout, name: str) -> None:
     assert [b["text"] for b in blocks[1:]] == [result.text]
 
 
-@pytest.mark.xfail(strict=True, reason="Claude Code adds a fuzzy 'Did you mean X?' (from its 31 bundled and "
-                                       "hidden skills) that the profile does not reproduce")
-def test_tool_result_unknown_skill(claude_binary: Path, edge: Layout) -> None:
+#: Unknown names for the Skill tool, each answered ``Unknown skill: NAME`` with or without ``. Did you mean X?``:
+#: typos, case changes, prefixes and suffixes, far names, folder names (never suggested: the frontmatter name is),
+#: hidden folders, commands, and the bundled skills and built-in commands the binary also draws on.
+UNKNOWN_NAMES = ["nope", "xyzzy", "alpah", "Alpha", "ALPHA", "alph", "alphaa", "beta", "folder-y",
+                 "differs-from-foldeX", "hidden-skil", ".hidden-skil", "dup-c", "dmi2", "sub:dee", "sub-deep",
+                 "deep", "cmdd", "plaincm", "zet", "zetaa", "n-uppr", "UPPEr", "dots.nam", "a", "ab", "a:c",
+                 "dataviz2", "simplfy", "helpp", "verifyy", "security-revie", "copyy", "hepl", "mod", "statu", "cosy",
+                 "stat", "tas", "rn", "mc", "inti", "forkk", "diff2", "bashs", "dfp", "naïv", "bu", "estt",
+                 "doc", "gits", "chart"]
+
+
+def sent_errors(claude_binary: Path, layout: Layout, names: list[str]) -> dict[str, Any]:
+    """What the binary answered each ``Skill`` call of one run, one call per name in turn."""
+    run = checked(run_claude(claude_binary, layout.home, layout.work, "hello",
+                             replies=[Reply(tool="Skill", input={"skill": n}) for n in names]))
+    messages = run.main_requests[-1]["messages"]
+    ids = [b["id"] for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
+           for b in m["content"] if b.get("type") == "tool_use"]
+    results = {b["tool_use_id"]: b["content"] for m in messages if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"}
+    assert len(ids) == len(names)
+    return {name: results[i] for name, i in zip(names, ids)}
+
+
+@pytest.mark.parametrize("half", [0, 1], ids=["unknown-names-1", "unknown-names-2"])
+def test_tool_result_unknown_skill(claude_binary: Path, edge: Layout, half: int) -> None:
+    names = UNKNOWN_NAMES[half::2]
     profile = edge.profile()
-    with pytest.raises(SkillToolError) as caught:
-        profile.tool_result(SkillRegistry(profile.discover().skills), {"skill": "nope"})
-    blocks = sent_result(claude_binary, edge, "nope")
-    assert blocks[0]["content"] == f"<tool_use_error>{caught.value}</tool_use_error>"
+    registry = SkillRegistry(profile.discover().skills)
+    mine = {}
+    for name in names:
+        with pytest.raises(SkillToolError) as caught:
+            profile.tool_result(registry, {"skill": name})
+        mine[name] = f"<tool_use_error>{caught.value}</tool_use_error>"
+    assert mine == sent_errors(claude_binary, edge, names)
+
+
+#: Skills that take Claude Code's command names: folder -> SKILL.md (``*.md`` folders are commands)
+COMMAND_NAMES: dict[str, str] = {
+    "plan": fm("name: planx", "description: a folder of a command's name: no 'plan' is suggested [shadowed-commands]"),
+    "quit": fm("name: quitzz", "description: takes 'quit'"),
+    "reset": fm("name: resetzz", "description: 'reset' is an alias of 'clear': still suggested"),
+    "review": fm("name: reviewzz", "description: 'review' is an alias too"),
+    "build-test": fm("name: plan", "description: a command's name as name is dropped [command-names]"),
+    "crlf-unclosed": fm("name: crlfx", "description: [unclosed", body="# Head\ntext\n").replace("\n", "\r\n"),
+    "test.md": fm("name: testx", "description: a command ignores its name [command-name]"),
+}
+SHADOW_NAMES = ["pla", "qui", "exi", "rese", "revie", "clea", "tests", "tes", "crlf", "crlfx", "crlf-unclose", "bu",
+                "ne", "hel"]
+
+
+@pytest.mark.parametrize("exit_folder", [False, True], ids=["quit-kept", "exit-takes-quit"])
+def test_command_names_and_shadowed_suggestions(claude_binary: Path, tmp_path: Path, exit_folder: bool) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    library = dict(COMMAND_NAMES, **({"exit": fm("name: exitzz", "description: takes 'exit' and 'quit'")}
+                                     if exit_folder else {}))
+    for folder, text in library.items():
+        where = ("commands", folder) if folder.endswith(".md") else ("skills", folder, "SKILL.md")
+        write(layout.work.joinpath(".claude", *where), text)
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- build-test: " in listing and "\n- crlf-unclosed: Head\n" in listing and "\n- test: " in listing
+    assert expected(layout) == listing
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    mine = {}
+    for name in SHADOW_NAMES:
+        with pytest.raises(SkillToolError) as caught:
+            profile.tool_result(registry, {"skill": name})
+        mine[name] = f"<tool_use_error>{caught.value}</tool_use_error>"
+    sent = sent_errors(claude_binary, layout, SHADOW_NAMES)
+    assert sent["qui"].endswith("Did you mean tui?</tool_use_error>" if exit_folder else "quit?</tool_use_error>")
+    assert mine == sent
+
+
+def test_commands_of_every_folder_are_listed_together(claude_binary: Path, tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    for base, name in [(layout.home, "aaa"), (layout.home, "mmm"), (layout.work, "zzz"), (layout.work, "bbb"),
+                       (layout.work, "sub/ccc"), (layout.home, "sub/aab"), (layout.work, "Ccc")]:
+        write(base / ".claude" / "commands" / f"{name}.md", fm(f"description: {name} in {base.name}"))
+    write(layout.work / ".claude" / "skills" / "skill" / "SKILL.md", fm("description: a skill"))
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert [line.split(":")[0] for line in lines_of(listing)[:8]] == [
+        "skill", "aaa", "bbb", "Ccc", "mmm", "sub", "sub", "zzz"]  # [commands-merged]
+    assert expected(layout) == listing
 
 
 # --emit-config

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
-from router.profiles.claude_code import ClaudeCodeProfile, label, listing_cost
+from router.profiles.claude_code import ClaudeCodeProfile, edit_distance, label, listing_cost, suggestion
 from router.profiles.claude_code_builtins import BUILTIN_SKILLS
 from router.library import discover
 from router.registry import SkillRegistry
@@ -354,7 +354,11 @@ def test_skill_tool_errors(tmp_path):
     skill_md(tmp_path / "skills" / "manual", "manual", extra="disable-model-invocation: true\n")
     registry = discover([tmp_path / "skills"], CLAUDE)
     assert CLAUDE.tool_errors_fail is True
-    with pytest.raises(SkillToolError, match="^Unknown skill: nope$"):
+    with pytest.raises(SkillToolError, match="^Unknown skill: xyzzy$"):
+        CLAUDE.call_tool(registry, {"skill": "xyzzy"})
+    with pytest.raises(SkillToolError, match=r"^Unknown skill: mnaual\. Did you mean manual\?$"):
+        CLAUDE.call_tool(registry, {"skill": "mnaual"})
+    with pytest.raises(SkillToolError, match=r"^Unknown skill: nope\. Did you mean copy\?$"):  # a built-in command
         CLAUDE.call_tool(registry, {"skill": "nope"})
     with pytest.raises(SkillToolError) as caught:
         CLAUDE.call_tool(registry, {"skill": "manual"})
@@ -362,6 +366,21 @@ def test_skill_tool_errors(tmp_path):
         "Skill manual cannot be used with Skill tool due to disable-model-invocation. Ask the user to run /manual "
         "themselves — it cannot be invoked via the Skill tool. Do not replicate this skill's workflow by other "
         "means — it is reserved for explicit user invocation.")
+
+
+def test_edit_distance_counts_a_transposition_as_one_edit():
+    assert [edit_distance(a, b) for a, b in [("alpha", "alpha"), ("alpah", "alpha"), ("alph", "alpha"),
+                                              ("Alpha", "alpha"), ("ALPHA", "alpha"), ("ab", "ba"),
+                                              ("ca", "abc"), ("a", "abcd")]] == [0, 1, 1, 1, 3, 1, 3, 3]
+
+
+def test_suggestion_is_the_first_nearest_within_two_edits():
+    assert suggestion("zet", ["zeta-long", "zed", "zeta"]) == "zed"  # both one edit away: the first wins
+    assert suggestion("zeta1", ["zeta12", "zeta"]) == "zeta12"
+    assert suggestion("ab", ["abcd", "xy"]) == "abcd"
+    assert suggestion("a", ["abcd"]) is None  # three characters longer: never compared
+    assert suggestion("UPPEr", ["upper", "UPPER"]) == "UPPER"  # case counts
+    assert suggestion("xyzzy", ["alpha", "beta"]) is None
 
 
 # --- what the router adds -------------------------------------------------------------------------------------

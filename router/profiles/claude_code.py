@@ -14,13 +14,16 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 - A skill is identified by its **folder** [folder-x]: the Skill tool takes the folder or the ``name``; the listing
   shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an earlier
   skills folder is skipped [alpha]; a ``name`` already taken by an earlier skill or a built-in one is dropped
-  [dup-b, n-builtin]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
-  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; commands follow
-  the skills.
+  [dup-b, n-builtin], so is the name of a built-in command [command-names]; a command ignores its ``name``
+  [command-name]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
+  skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; the commands of
+  all folders follow the skills, together in that order [commands-merged].
 - Frontmatter: between a first line ``---`` and the next ``---`` line (trailing blanks allowed, a byte-order mark
   skipped, CRLF accepted). YAML 1.2 (``yes`` is a string, ``1.0`` reads as ``1``, ``1e3`` as ``1000``); when it
-  fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed]; when that
-  fails too, the metadata is ignored [bad-yaml]. A ``description`` that is a list or a mapping is ignored
+  fails, values holding ``: `` or a YAML indicator are quoted and it is read again [colon, unclosed] (not in a CRLF
+  file [crlf-unclosed]); when that fails too, the metadata is ignored [bad-yaml]. A tag glued to a non-ASCII
+  character ends there [d-tag]; tabs ending block-scalar lines are dropped where the line break is kept, one kept
+  where ``>`` folds [literal-tab]. A ``description`` that is a list or a mapping is ignored
   [list-desc]; numbers and booleans are shown as JavaScript prints them [d-float].
 - Description: ``description`` (default: the body's first non-blank line, leading ``#`` removed [nodesc-h2], else
   ``Skill`` [empty-body]), then `` - `` and ``when_to_use`` [when]; each run of line breaks and each tab become one
@@ -43,7 +46,11 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 - Tool ``Skill`` ``{"skill": string, "args"?: string}``, ``additionalProperties: false`` [tool-schema]. Result:
   ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for this
   skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
-  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi].
+  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi]. An
+  unknown name answers ``Unknown skill: NAME``, plus ``. Did you mean X?`` for the first name within two edits
+  (optimal string alignment, case-sensitive, lengths within two) among the skills' frontmatter names (the folder
+  without one) in listing order, then the built-in skills and commands (``claude_code_builtins.SUGGESTED_NAMES``;
+  a folder of a command's name takes it and its aliases away) [unknown-names-*, shadowed-commands].
 - ``ClaudeAgentOptions(skills=[...])`` names skills by folder, and its listing leaves the built-in skills out
   [emit-config].
 """
@@ -65,7 +72,8 @@ from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
-from router.profiles.claude_code_builtins import BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA
+from router.profiles.claude_code_builtins import (BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA,
+                                                  SUGGESTED_ALIASES, SUGGESTED_NAMES)
 from router.skill import Skill
 
 #: The Claude Code release these rules were checked against (the test oracle installs exactly this one).
@@ -95,6 +103,10 @@ _QUOTE_LINE = re.compile(r"^([A-Za-z0-9_-]+):[ \t]+(.+?)[ \t]*$")
 _NEEDS_QUOTES = re.compile(r": |[{}\[\]*&#!|>%@`]")
 _200K_MODEL = re.compile(r"(?:^|-)(?:opus|sonnet|haiku)-4(?:-[0-9]+)?(?:-|$)|claude-(?:opus|sonnet|haiku)-4-5")
 _GLUED_COMMENT = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+[|>][-+0-9]*#", re.M)
+# a tag (``!`` and at least one ASCII tag character, no second ``!``) glued to a non-ASCII character: Claude
+# Code's parser ends the tag there and keeps the rest as the value [d-tag]
+_GLUED_TAG = re.compile(r"^([A-Za-z0-9_-]+:[ \t]+)![0-9A-Za-z#;/?:@&=+$_.~*'()%-]+(?=[^\x00-\x7f])", re.M)
+_BLOCK_SCALAR = re.compile(r"^[A-Za-z0-9_-]+:[ \t]+([|>])[-+0-9]*[ \t]*(?:#.*)?$")
 _NAME_REJECTED = re.compile(r"[\s/]")
 # YAML 1.2 core schema (what Claude Code's YAML parser resolves plain scalars as)
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
@@ -223,6 +235,9 @@ def load_yaml(text: str) -> Any:
     comment = _GLUED_COMMENT.search(text)
     if comment:  # YAML 1.2 wants a blank before a comment; PyYAML takes '>#...' as an empty block [d-glued]
         raise yaml.YAMLError(f"a comment needs a blank before it (line {text.count(chr(10), 0, comment.start()) + 1})")
+    text = _GLUED_TAG.sub(r"\1", text)  # PyYAML wants a blank after a tag and refuses these
+    if "\t" in text:
+        text = drop_kept_line_tabs(text)
     try:
         node = compose(text)
     except YAMLNestingError:
@@ -270,6 +285,33 @@ def _construct(node: yaml.Node, seen: dict[int, Any]) -> Any:
     for key, value in node.value:
         mapping[js_string(_construct(key, seen))] = _construct(value, seen)
     return mapping
+
+
+def drop_kept_line_tabs(text: str) -> str:
+    """Tabs ending a line of a top-level block scalar, as Claude Code's parser reads them (PyYAML keeps them all):
+    dropped where the line break is kept (every line of ``|``; in ``>`` a line before a blank or more-indented
+    one) and on a line of blanks, one kept where ``>`` folds the line [literal-tab]."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        header = _BLOCK_SCALAR.match(lines[i])
+        i += 1
+        if not header:
+            continue
+        start = i
+        while i < len(lines) and (not lines[i].strip(" \t") or lines[i].startswith((" ", "\t"))):
+            i += 1
+        block = lines[start:i]
+        indent = next((len(line) - len(line.lstrip(" ")) for line in block if line.strip(" \t")), 0)
+        for j, line in enumerate(block):
+            following = block[j + 1] if j + 1 < len(block) else ""
+            kept = header.group(1) == "|" or not following.strip(" \t") or \
+                len(following) - len(following.lstrip(" ")) > indent or following[indent:indent + 1] == "\t"
+            if not line.strip(" \t"):
+                lines[start + j] = line.rstrip("\t")  # a line of blanks is a blank line
+            elif line.endswith("\t"):
+                lines[start + j] = line.rstrip("\t") + ("" if kept else "\t")  # a folded line keeps one
+    return "\n".join(lines)
 
 
 def quote_problem_values(front: str) -> str:
@@ -338,6 +380,42 @@ def label(skill: Skill) -> str:
     """How the listing names a skill: its folder, with the frontmatter ``name`` in brackets when that differs."""
     declared = skill.metadata.get("declared_name")
     return f"{skill.name} ({declared})" if declared and declared != skill.name else skill.name
+
+
+#: Most edits (Damerau: transpositions count one) an unknown ``Skill`` name may be from the name it suggests.
+SUGGESTION_DISTANCE = 2
+
+
+def edit_distance(a: str, b: str, limit: int = SUGGESTION_DISTANCE) -> int:
+    """Optimal-string-alignment distance of ``a`` and ``b`` (case-sensitive), ``limit + 1`` when above ``limit``."""
+    if a == b:
+        return 0
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return min(row[len(b)], limit + 1)
+
+
+def suggestion(name: str, candidates: Sequence[str], limit: int = SUGGESTION_DISTANCE) -> str | None:
+    """The ``Did you mean X?`` of Claude Code's ``Skill`` tool: the first candidate nearest ``name``, within
+    ``limit`` edits; candidates whose length differs by more than ``limit`` are skipped."""
+    best, best_distance = None, limit + 1
+    for candidate in candidates:
+        if abs(len(candidate) - len(name)) > limit:
+            continue
+        distance = edit_distance(name, candidate, limit)
+        if distance < best_distance:
+            best, best_distance = candidate, distance
+    return best
 
 
 def _flag(value: Any) -> bool:
@@ -459,9 +537,10 @@ class ClaudeCodeProfile(Profile):
         ``dir:folder`` for a nested clash, ``sub:name`` for a command in a subfolder); a later skill with a taken
         folder is shadowed (a warning); a frontmatter ``name`` that is another skill's folder, a built-in skill's
         name or an earlier skill's ``name`` is dropped [c-upper]. Each folder's skills are listed
-        in case-insensitive order, commands after skills."""
+        in case-insensitive order, then the commands of all folders together in that order."""
         skills: dict[str, Skill] = {}
-        declared = {name for name, _, _ in BUILTIN_SKILLS}  # the built-in skills' names are taken first
+        # the built-in skills' and commands' names are taken first [n-builtin, command-names]
+        declared = {name for name, _, _ in BUILTIN_SKILLS} | (set(SUGGESTED_NAMES) - set(SUGGESTED_ALIASES))
         warnings: list[str] = []
         ordered = [s for s in sources if not s.commands] + [s for s in sources if s.commands]
         for source in ordered:
@@ -472,6 +551,8 @@ class ClaudeCodeProfile(Profile):
                     warnings.append(f"skipping {path}: {exc.strerror or exc}")
                     continue
                 skill = self.parse(path, raw, ident)
+                if source.commands and "declared_name" in skill.metadata:  # a command is its file's name [r1007]
+                    skill = replace(skill, metadata={k: v for k, v in skill.metadata.items() if k != "declared_name"})
                 name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name  # the folder, made safe
                 if source.scope is Scope.NESTED and name in skills:
                     name = f"{os.path.basename(source.owner or '')}:{name}"
@@ -490,10 +571,16 @@ class ClaudeCodeProfile(Profile):
             if own is None:
                 continue
             if own in declared or (own != name and own in skills):
-                skills[name] = replace(skill, metadata={k: v for k, v in skill.metadata.items()
-                                                        if k != "declared_name"})
+                skills[name] = replace(skill, metadata={**{k: v for k, v in skill.metadata.items()
+                                                           if k != "declared_name"}, "frontmatter_name": own})
             else:
                 declared.add(own)
+        # the commands of every folder are listed together, in case-insensitive order of their names [commands-merged]
+        commands = sorted((s for s in skills.values() if s.metadata.get("kind") == "command"),
+                          key=lambda s: collation_key(s.name))
+        first = len(skills) - len(commands)
+        for offset, command in enumerate(commands):
+            skills[command.name] = replace(command, metadata={**command.metadata, "position": first + offset})
         kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
         return Discovery(skills=kept, warnings=tuple(warnings))
 
@@ -505,8 +592,10 @@ class ClaudeCodeProfile(Profile):
             loaded: Any = {}
             try:
                 loaded = load_yaml(front)
-            except yaml.YAMLError:
+            except yaml.YAMLError as first:
                 try:
+                    if decode_lossy(raw).removeprefix("\ufeff").split("\n", 1)[0].endswith("\r"):
+                        raise first  # CRLF lines: Claude Code's retry quotes none of them [r1003]
                     loaded = load_yaml(quote_problem_values(front))
                 except yaml.YAMLError as exc:
                     invalid = _yaml_problem(exc)
@@ -627,6 +716,15 @@ class ClaudeCodeProfile(Profile):
             return found
         return next((s for s in registry if s.metadata.get("declared_name") == name), None)
 
+    def suggested_names(self, registry: SkillLookup) -> list[str]:
+        """What an unknown name is compared with, in order: each skill by its frontmatter ``name`` (its folder
+        without one; also when the listing shows only the folder), in listing order, then Claude Code's own skills
+        and commands."""
+        skills = sorted(registry, key=lambda s: s.metadata.get("position", 0))
+        taken = {s.name for s in skills}  # a folder of a command's name replaces it [shadowed-commands]
+        return [s.metadata.get("declared_name") or s.metadata.get("frontmatter_name") or s.name
+                for s in skills] + [n for n in SUGGESTED_NAMES if SUGGESTED_ALIASES.get(n, n) not in taken]
+
     def tool_result(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None) -> ToolResult:
         """The ``Skill`` tool's answer: ``Launching skill: NAME`` and the text block sent with it."""
         try:
@@ -639,7 +737,8 @@ class ClaudeCodeProfile(Profile):
         name = name.strip().removeprefix("/")
         skill = self.find(registry, name)
         if skill is None:
-            raise SkillToolError(f"Unknown skill: {name}")
+            guess = suggestion(name, self.suggested_names(registry))
+            raise SkillToolError(f"Unknown skill: {name}. Did you mean {guess}?" if guess else f"Unknown skill: {name}")
         if not self.model_invocable(skill):
             raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. "
                                  f"Ask the user to run /{name} themselves — it cannot be invoked via the Skill tool. "

@@ -141,3 +141,29 @@ SKILL_TOOL_SCHEMA = {
     ],
     "additionalProperties": False
 }
+
+#: The names, besides the user's skills, that the ``Skill`` tool's ``Did you mean X?`` draws on for an unknown
+#: name, in the order it tries them: the bundled skills and built-in commands (the ``slash_commands`` of a run
+#: with no skills of one's own), then the commands the model is never shown (``help``, ``copy``, … found by asking
+#: the binary for each name with one letter added). Where two are equally near the first wins: the order is the
+#: binary's where a tie showed it (``cd`` and ``diff`` before ``mcp``, ``copy`` before ``cost`` and ``name``,
+#: ``status`` before ``stats``, ``bg`` before ``bug``), elsewhere it is not known. A command's aliases follow it
+#: (``reset``, ``new``: ``clear``).
+SUGGESTED_NAMES: tuple[str, ...] = (
+    'deep-research', 'dataviz', 'update-config', 'verify', 'debug', 'code-review', 'simplify', 'batch',
+    'fewer-permission-prompts', 'doctor', 'loop', 'claude-api', 'workflow-authoring', 'run', 'run-skill-generator',
+    'plugin-authoring', 'cd', 'diff', 'agents', 'auto-mode-setup', 'autocompact', 'clear', 'reset', 'new', 'color',
+    'compact', 'config', 'output-style', 'context', 'effort', 'fast', 'focus', 'heapdump', 'init', 'mcp', 'model',
+    '__remote-workflow', 'workflow-launch-exec', 'reload-plugins', 'reload-skills', 'rename', 'security-review',
+    'usage', 'insights', 'recap', 'goal', 'list-agents', 'team-onboarding', 'help', 'copy', 'cost', 'exit', 'quit',
+    'login', 'logout', 'status', 'memory', 'permissions', 'resume', 'review', 'export', 'ide', 'hooks', 'add-dir',
+    'background', 'bg', 'bug', 'feedback', 'theme', 'skills', 'plugin', 'tasks', 'rewind', 'plan', 'sandbox', 'stats',
+    'statusline', 'btw', 'release-notes', 'branch', 'mobile', 'terminal-setup', 'keybindings', 'passes', 'fork',
+    'stickers', 'bashes', 'tui', 'name', 'ios', 'share',
+)
+
+#: Names in :data:`SUGGESTED_NAMES` that are another command's aliases -> that command: a skill in a folder of an
+#: alias's name takes nothing away, one in a folder of a command's own name takes the command and its aliases (a
+#: ``plan`` folder leaves no ``plan`` to suggest, an ``exit`` folder no ``exit`` and no ``quit``).
+SUGGESTED_ALIASES: dict[str, str] = {'reset': 'clear', 'new': 'clear', 'quit': 'exit', 'review': 'code-review',
+                                     'bg': 'background'}
