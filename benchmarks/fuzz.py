@@ -1055,8 +1055,10 @@ def signature(exc: BaseException) -> str:
     text = str(exc).splitlines()[0][:120] if str(exc) else ""
     if isinstance(exc, (UnsafeText, Unbounded, Hang, ServerError)):
         text = re.sub(r"'[^']*'|\d+(\.\d+)? s|[0-9a-f]{16}", "...", text)  # one class, whatever the value
-        return f"{type(exc).__name__}: {text}"
-    return f"{type(exc).__name__} at {where}: {text[:80]}"
+        sig = f"{type(exc).__name__}: {text}"
+    else:
+        sig = f"{type(exc).__name__} at {where}: {text[:80]}"
+    return sig.encode("utf-8", "backslashreplace").decode("utf-8")  # printable whatever the input held
 
 
 @dataclass
