@@ -196,9 +196,7 @@ class Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
         requests are embedded when it is built."""
         registry, _ = libraries.with_examples(self._registry, examples)
-        return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
-                      pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
-                      notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
+        return self._with_registry(registry)
 
     def without_examples(self, texts: Iterable[str]) -> Router:
         """A router whose skills no longer have these example requests (``tune`` scoring dev requests that were
@@ -206,6 +204,10 @@ class Router:
         dropped = set(texts)
         registry = SkillRegistry([dataclasses.replace(s, examples=tuple(e for e in s.examples if e not in dropped))
                                   for s in self._registry], discovery=self._registry.discovery)
+        return self._with_registry(registry)
+
+    def _with_registry(self, registry: SkillRegistry) -> Router:
+        """This router over ``registry`` (the same skills with other examples): same config, encoder, choices."""
         return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
                       notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
