@@ -21,7 +21,7 @@ routed names (pinned ones included), so the session lists only those.
 
 from __future__ import annotations
 
-from router.adapters.base import Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
 
 require(__name__, ["claude_agent_sdk"], "claude-agent-sdk")
 
@@ -51,7 +51,7 @@ class SkillRouterHook:
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (), token: str | None = None,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.shortlist = Shortlist(router, k=k, pin=pin, token=token, timeout=timeout)
         self.last_turn: Turn | None = None
         self._sessions: OrderedDict[str, list[str]] = OrderedDict()

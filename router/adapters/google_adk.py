@@ -22,7 +22,7 @@ ADK's own skills interface is model-driven (the model writes the query of its ``
 
 from __future__ import annotations
 
-from router.adapters.base import Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
 
 require(__name__, ["google.adk.agents", "google.genai.types"], "google-adk")
 
@@ -55,7 +55,8 @@ class SkillRouterCallback:
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None, timeout: float = 10.0) -> None:
+                 tools: Mapping[str, str] | None = None, token: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
         self.last_turn: Turn | None = None
 
@@ -92,7 +93,7 @@ class RouterSkillRegistry(SkillRegistry):
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (), token: str | None = None,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.shortlist = Shortlist(router, k=k, pin=pin, token=token, timeout=timeout)
 
     async def search_skills(self, *, query: str) -> list[adk_skills.Frontmatter]:

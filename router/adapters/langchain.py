@@ -18,7 +18,7 @@ counterpart of LangChain's ``LLMToolSelectorMiddleware``, which spends a model c
 
 from __future__ import annotations
 
-from router.adapters.base import Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
 
 require(__name__, ["langchain.agents.middleware", "langchain_core.messages"], "langchain")
 
@@ -44,7 +44,8 @@ class SkillRouterMiddleware(AgentMiddleware):
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None, timeout: float = 10.0) -> None:
+                 tools: Mapping[str, str] | None = None, token: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         super().__init__()
         self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
         self.last_turn: Turn | None = None

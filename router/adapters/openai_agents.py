@@ -21,7 +21,7 @@ The SDK has two per-turn hooks and the adapter uses both (:mod:`router.adapters.
 
 from __future__ import annotations
 
-from router.adapters.base import Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
 
 require(__name__, ["agents"], "openai-agents")
 
@@ -67,7 +67,8 @@ class SkillRouterAgents:
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None, timeout: float = 10.0) -> None:
+                 tools: Mapping[str, str] | None = None, token: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
         self.last_turn: Turn | None = None
 

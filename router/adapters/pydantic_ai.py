@@ -17,7 +17,7 @@ returns a callable, evaluated per request).
 
 from __future__ import annotations
 
-from router.adapters.base import Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
 
 require(__name__, ["pydantic_ai.capabilities"], "pydantic-ai")
 
@@ -59,7 +59,8 @@ class SkillRouterCapability(AbstractCapability[Any]):
     """
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None, timeout: float = 10.0) -> None:
+                 tools: Mapping[str, str] | None = None, token: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
         self.last_turn: Turn | None = None
 
