@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import run
 from router.cli import main
 from router.profiles.agentskills import INSTRUCTIONS
 from router.profiles.genkit import FOOTER, HEADER
@@ -117,12 +118,6 @@ def labelled(path: Path, requests=REQUESTS) -> Path:
 @pytest.fixture
 def library(tmp_path: Path) -> Path:
     return write_library(tmp_path / "lib" / "skills")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def run_exit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from router.cli import main
+from cli_support import run
 from router.profiles.claude_code import ClaudeCodeProfile, listing_cost
 from router.profiles.claude_code_builtins import BUILTIN_SKILLS
 
@@ -24,12 +24,6 @@ def lib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         path.parent.mkdir(parents=True)
         path.write_text(f"---\nname: {name}\ndescription: {'d' * size}\n---\nBody\n", encoding="utf-8")
     return root
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_budget_report_counts_the_built_in_skills(lib: Path, capsys) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from router.cli import main
+from cli_support import run
 
 LIBRARY = {
     "current-weather": "Report the weather conditions right now at a place, temperature, wind and rain.",
@@ -36,12 +36,6 @@ def write_skill(root: Path, name: str, description: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\nname: {name}\ndescription: {description}\n---\nSteps.\n", encoding="utf-8")
     return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import pytest
 
-from router.cli import main
+from cli_support import run
 
 HOOK_STDIN = {"session_id": "abc123", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
               "prompt": "what will the weather be like tomorrow in Lyon?"}
@@ -199,12 +199,6 @@ def test_row_6_the_in_process_fallback_keeps_the_deadline(tmp_path: Path) -> Non
 
 
 # -- row 8: no skills at all ---------------------------------------------------------------------------------------
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 @pytest.mark.parametrize("argv", [
     ["route", "review my Go code"], ["route", "--queries", "requests.jsonl"], ["prompt"], ["prompt", "hello"],
     ["prompt", "--profile", "claude-code", "--emit-config"], ["prompt", "--profile", "codex", "--emit-config"],
