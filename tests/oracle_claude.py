@@ -79,11 +79,20 @@ def claude_binary() -> Path:
 
 @dataclass(frozen=True)
 class Reply:
-    """What the fake model says: plain text, or a ``tool_use`` of ``tool`` with ``input``."""
+    """What the fake model says: plain text, a ``tool_use`` of ``tool`` with ``input``, or several ``tool_use``
+    blocks in one message (``calls``: (tool, input) each, answered together in the next request)."""
 
     text: str = "Done."
     tool: str | None = None
     input: dict[str, Any] | None = None
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+    def tool_uses(self, number: int) -> list[dict[str, Any]]:
+        """The ``tool_use`` blocks of this reply (none for plain text)."""
+        calls = self.calls or (((self.tool, self.input or {}),) if self.tool else ())
+        suffix = [""] if len(calls) == 1 else [f"_{i:03d}" for i in range(len(calls))]
+        return [{"type": "tool_use", "id": f"toolu_{number:04d}{end}", "name": tool, "input": arguments}
+                for (tool, arguments), end in zip(calls, suffix)]
 
 
 @dataclass
@@ -103,17 +112,17 @@ def _message_events(reply: Reply, model: str, number: int) -> bytes:
     out = [_sse("message_start", {"type": "message_start", "message": {
         "id": f"msg_{number}", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
-    if reply.tool:
-        block = {"type": "tool_use", "id": f"toolu_{number:04d}", "name": reply.tool, "input": {}}
-        delta = {"type": "input_json_delta", "partial_json": json.dumps(reply.input or {})}
-        stop = "tool_use"
-    else:
-        block = {"type": "text", "text": ""}
-        delta = {"type": "text_delta", "text": reply.text}
-        stop = "end_turn"
-    out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}))
-    out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}))
-    out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    uses = reply.tool_uses(number)
+    blocks: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({**use, "input": {}}, {"type": "input_json_delta", "partial_json": json.dumps(use["input"])}) for use in uses]
+    if not blocks:
+        blocks = [({"type": "text", "text": ""}, {"type": "text_delta", "text": reply.text})]
+    for index, (block, delta) in enumerate(blocks):
+        out.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                "content_block": block}))
+        out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop = "tool_use" if uses else "end_turn"
     out.append(_sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                       "usage": {"output_tokens": 5}}))
     out.append(_sse("message_stop", {"type": "message_stop"}))
@@ -121,13 +130,10 @@ def _message_events(reply: Reply, model: str, number: int) -> bytes:
 
 
 def _message_json(reply: Reply, model: str, number: int) -> dict[str, Any]:
-    if reply.tool:
-        content: list[dict[str, Any]] = [{"type": "tool_use", "id": f"toolu_{number:04d}", "name": reply.tool,
-                                          "input": reply.input or {}}]
-    else:
-        content = [{"type": "text", "text": reply.text}]
+    uses = reply.tool_uses(number)
+    content: list[dict[str, Any]] = uses or [{"type": "text", "text": reply.text}]
     return {"id": f"msg_{number}", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "tool_use" if reply.tool else "end_turn", "stop_sequence": None,
+            "stop_reason": "tool_use" if uses else "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 5}}
 
 

@@ -11,6 +11,7 @@ folder (``oracle_folder``); nothing is written to the repository.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 import re
@@ -21,9 +22,9 @@ from typing import Any
 import pytest
 
 from oracle_claude import Reply, Run, run_claude
-from router.profiles.claude_code import (BUDGET_ENV, HARNESS_VERSION, LISTING_HEADER, ClaudeCodeProfile, label,
-                                         listing_cost)
-from router.profiles.claude_code_builtins import BUILTIN_SKILLS
+from router.profiles.claude_code import (BUDGET_ENV, HARNESS_VERSION, LISTING_HEADER, ClaudeCodeProfile,
+                                         edit_distance, label, listing_cost, tool_error_content)
+from router.profiles.claude_code_builtins import BUILTIN_SKILLS, SUGGESTED_NAMES
 from router.errors import SkillToolError
 from router.registry import SkillRegistry
 from router.skill import Skill
@@ -641,3 +642,247 @@ def test_emit_config_names_what_the_agent_sdk_matches(claude_binary: Path, edge:
     # the SDK's list leaves the built-in skills out: the user's lines are the profile's, in its order
     assert sent == lines_of(profile.render(keep))[:len(profile.listed(keep))]
     assert [line.split(": ")[0] for line in sent] == [label(s) for s in profile.listed(keep)]
+
+
+# the Skill tool: answers in full (content, is_error, the text blocks sent beside the result)
+
+
+def sent_answers(claude_binary: Path, layout: Layout, names: list[str], *,
+                 together: bool = False) -> dict[str, tuple[str, bool, list[str]]]:
+    """(tool_result content, is_error, texts sent beside it) per ``Skill`` call of one run: one call per turn, or
+    all in one message (``together``; then the texts are not told apart, and are left out)."""
+    calls = tuple(("Skill", {"skill": n}) for n in names)
+    replies = [Reply(calls=calls)] if together else [Reply(tool="Skill", input={"skill": n}) for n in names]
+    run = checked(run_claude(claude_binary, layout.home, layout.work, "hello", replies=replies))
+    messages = run.main_requests[-1]["messages"]
+    ids = [b["id"] for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
+           for b in m["content"] if b.get("type") == "tool_use"]
+    found: dict[str, tuple[str, bool, list[str]]] = {}
+    for message in messages:
+        if not isinstance(message["content"], list):
+            continue
+        blocks = message["content"]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        beside = [] if together or len(results) != 1 else [b["text"] for b in blocks if b.get("type") == "text"]
+        for block in results:
+            found[block["tool_use_id"]] = (block["content"], bool(block.get("is_error")), beside)
+    assert len(ids) == len(names)
+    return {name: found[i] for name, i in zip(names, ids)}
+
+
+def profile_answer(profile: ClaudeCodeProfile, registry: SkillRegistry, name: str) -> tuple[str, bool, list[str]]:
+    """The profile's (content, is_error, texts) for one ``Skill`` call, as the binary sends them."""
+    try:
+        result = profile.tool_result(registry, {"skill": name})
+    except SkillToolError as exc:
+        return tool_error_content(exc), True, []
+    return result.content, False, [result.text] if result.text else []
+
+
+def assert_same_answer(mine: tuple[str, bool, list[str]], sent: tuple[str, bool, list[str]]) -> None:
+    content, is_error, texts = mine
+    if content.startswith('Skill "') and content.endswith('" completed (forked execution).'):
+        content += "\n\nResult:\nDone."  # the subagent's answer: the fake model's plain reply
+    assert (content, is_error) == sent[:2]
+    if texts or not sent[2]:
+        assert texts == sent[2]
+    else:  # Claude Code's own instructions for a built-in skill, not reproduced
+        assert content.startswith("Launching skill: ") and sent[2] and all(sent[2])
+
+
+def _skill(base: Path, folder: str, *lines: str) -> None:
+    write(base / ".claude" / "skills" / folder / "SKILL.md", fm(*lines, body=f"skill body {base.name}/{folder}\n"))
+
+
+def _command(base: Path, name: str, *lines: str) -> None:
+    write(base / ".claude" / "commands" / f"{name}.md", fm(*lines, body=f"command body {base.name}/{name}\n"))
+
+
+DMI = "disable-model-invocation: true"
+#: A skill and a command of the same name (``foo``), each way round: fixture -> (what to lay out, the body the Skill
+#: tool loads for ``foo``: skill or command, personal or project; None: an error). Of all skills and commands of one
+#: name the first the model may use is listed and loaded (skills before commands, personal before project); when
+#: the model may use none, the first answers.
+SAME_NAME: dict[str, tuple[Any, str | None]] = {
+    "same-name-project-skill-project-command": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill"), _command(w, "foo", "description: proj cmd")),
+        "skill body work/foo"),
+    "same-name-personal-skill-project-command": (
+        lambda h, w: (_skill(h, "foo", "description: user skill"), _command(w, "foo", "description: proj cmd")),
+        "skill body home/foo"),
+    "same-name-project-skill-personal-command": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill"), _command(h, "foo", "description: user cmd")),
+        "skill body work/foo"),
+    "same-name-personal-skill-personal-command": (
+        lambda h, w: (_skill(h, "foo", "description: user skill"), _command(h, "foo", "description: user cmd")),
+        "skill body home/foo"),
+    "same-name-skill-dmi": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill", DMI), _command(w, "foo", "description: proj cmd")),
+        "command body work/foo"),
+    "same-name-command-dmi": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill"), _command(w, "foo", "description: proj cmd", DMI)),
+        "skill body work/foo"),
+    "same-name-both-dmi": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill", DMI),
+                      _command(w, "foo", "description: proj cmd", DMI)), None),
+    "same-name-personal-skill-dmi-project-command": (
+        lambda h, w: (_skill(h, "foo", "description: user skill", DMI), _command(w, "foo", "description: proj cmd")),
+        "command body work/foo"),
+    "same-name-personal-command-dmi-project-skill": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill"), _command(h, "foo", "description: user cmd", DMI)),
+        "skill body work/foo"),
+    "same-name-personal-skill-dmi-project-skill": (
+        lambda h, w: (_skill(h, "foo", "description: user skill", DMI), _skill(w, "foo", "description: proj skill")),
+        "skill body work/foo"),
+    "same-name-personal-command-dmi-project-command": (
+        lambda h, w: (_command(h, "foo", "description: user cmd", DMI), _command(w, "foo", "description: proj cmd")),
+        "command body work/foo"),
+    "same-name-personal-command-project-command": (
+        lambda h, w: (_command(h, "foo", "description: user cmd"), _command(w, "foo", "description: proj cmd")),
+        "command body home/foo"),
+    "same-name-listed-among-commands": (
+        lambda h, w: (_skill(w, "foo", "description: proj skill", DMI), _command(w, "foo", "description: proj cmd"),
+                      _skill(w, "aaa", "description: a skill"), _skill(w, "zzz", "description: z skill"),
+                      _command(w, "bbb", "description: b cmd"), _command(w, "aab", "description: aab cmd")),
+        "command body work/foo"),
+    "same-name-frontmatter-name": (
+        lambda h, w: (_skill(w, "bar", "name: foo", "description: skill named foo"),
+                      _command(w, "foo", "description: proj cmd")), "command body work/foo"),
+    "same-name-frontmatter-name-dmi": (
+        lambda h, w: (_skill(w, "bar", "name: foo", "description: skill named foo", DMI),
+                      _command(w, "foo", "description: proj cmd")), "command body work/foo"),
+    "same-name-dmi-builtins": (
+        lambda h, w: (_skill(w, "dataviz", "description: mine", DMI), _skill(w, "copy", "description: my copy", DMI),
+                      _skill(w, "init", "description: my init", DMI), _skill(w, "loop", "description: my loop", DMI),
+                      _command(w, "simplify", "description: my simplify", DMI)), None),
+}
+SAME_NAME_CALLS = ["foo", "bar", "fo", "dataviz", "copy", "init", "loop", "simplify"]
+
+
+@pytest.mark.parametrize("case", list(SAME_NAME))
+def test_same_name_skill_and_command(claude_binary: Path, tmp_path: Path, case: str) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    lay_out, loaded = SAME_NAME[case]
+    lay_out(layout.home, layout.work)
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert expected(layout) == listing
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    sent = sent_answers(claude_binary, layout, SAME_NAME_CALLS)
+    if loaded is not None:
+        assert sent["foo"][0] == "Launching skill: foo" and sent["foo"][2][0].endswith(loaded + "\n")
+    for name in SAME_NAME_CALLS:
+        assert_same_answer(profile_answer(profile, registry, name), sent[name])
+
+
+#: skillOverrides by name: over every skill and command of that name, an ``off`` one still answers the tool
+OVERRIDES = {"foo": "user-invocable-only", "bar": "user-invocable-only", "baz": "name-only"}
+
+
+def test_overridden_skills_answer_the_overrides_error(claude_binary: Path, tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    _skill(layout.work, "foo", "description: proj skill")
+    _command(layout.work, "foo", "description: proj cmd")
+    _command(layout.work, "bar", "description: bar cmd")
+    _skill(layout.work, "baz", "description: baz skill")
+    write(layout.work / ".claude" / "settings.json", json.dumps({"skillOverrides": OVERRIDES}))
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    profile = layout.profile(overrides=OVERRIDES)
+    assert profile.render(list(profile.discover().skills)) == listing
+    registry = SkillRegistry(profile.discover().skills)
+    sent = sent_answers(claude_binary, layout, ["foo", "bar", "baz"])
+    assert sent["foo"][0] == ("<tool_use_error>Skill foo is disabled for model invocation in skillOverrides "
+                              "settings</tool_use_error>")
+    for name in ("foo", "bar", "baz"):
+        assert_same_answer(profile_answer(profile, registry, name), sent[name])
+
+
+def test_builtin_names_answer_as_the_binary(claude_binary: Path, tmp_path: Path) -> None:
+    """Every built-in command, alias and bundled skill called by its exact name, two with a slash [builtin-answers]."""
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    layout.work.mkdir()
+    names = list(SUGGESTED_NAMES) + ["/copy", "/loop"]
+    sent = sent_answers(claude_binary, layout, names, together=True)
+    assert "Unknown skill" not in " ".join(content for content, _, _ in sent.values())
+    assert sent["proactive"][0] == ("Execute skill: proactive. The user can add the allow rule Skill(loop) to "
+                                    ".claude/settings.local.json to let it run without asking.")
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    mine = {name: profile_answer(profile, registry, name)[:2] for name in names}
+    for name, (content, _) in mine.items():
+        if content.endswith("(forked execution)."):
+            mine[name] = (content + "\n\nResult:\nDone.", False)
+    assert mine == {name: answer[:2] for name, answer in sent.items()}
+
+
+def tie_names(names: list[str]) -> dict[str, list[str]]:
+    """Strings (not themselves names) that are equally near two or more of ``names`` and no nearer to any other,
+    within the two edits the suggestion allows -> the names they tie: which one Claude Code suggests shows the order
+    of ``names`` it tries."""
+    found: dict[str, list[str]] = {}
+    taken = set(names)
+    for first, second in itertools.combinations(names, 2):
+        if abs(len(first) - len(second)) > 4:
+            continue
+        for probe in _between(first, second):
+            if probe in taken or probe in found:
+                continue
+            distances = {n: edit_distance(probe, n) for n in names if abs(len(n) - len(probe)) <= 2}
+            near = min(distances.values(), default=3)
+            if near <= 2 and distances.get(first) == near == distances.get(second):
+                found[probe] = [n for n in names if distances.get(n) == near]
+                break
+    return found
+
+
+def _between(first: str, second: str) -> list[str]:
+    """Strings half-way along the edits that turn ``first`` into ``second`` (2 or 4 single-character edits)."""
+    rows = [[max(i, j) if not i or not j else 0 for j in range(len(second) + 1)] for i in range(len(first) + 1)]
+    for i in range(1, len(first) + 1):
+        for j in range(1, len(second) + 1):
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1,
+                             rows[i - 1][j - 1] + (first[i - 1] != second[j - 1]))
+    edits: list[tuple[str, int, str]] = []
+    i, j = len(first), len(second)
+    while i or j:
+        if i and j and rows[i][j] == rows[i - 1][j - 1] + (first[i - 1] != second[j - 1]):
+            if first[i - 1] != second[j - 1]:
+                edits.append(("replace", i - 1, second[j - 1]))
+            i, j = i - 1, j - 1
+        elif i and rows[i][j] == rows[i - 1][j] + 1:
+            edits.append(("delete", i - 1, ""))
+            i -= 1
+        else:
+            edits.append(("insert", i, second[j - 1]))
+            j -= 1
+    if len(edits) not in (2, 4):
+        return []
+    out = []
+    for chosen in itertools.combinations(edits, len(edits) // 2):
+        chars = list(first)
+        for kind, at, char in sorted(chosen, key=lambda edit: -edit[1]):
+            if kind == "replace":
+                chars[at] = char
+            elif kind == "delete":
+                del chars[at]
+            else:
+                chars.insert(at, char)
+        out.append("".join(chars))
+    return out
+
+
+def test_suggestion_order_of_the_builtin_names(claude_binary: Path, tmp_path: Path) -> None:
+    """Names equally near two built-in names: the binary suggests the one the profile's order puts first."""
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    layout.work.mkdir()
+    ties = tie_names(list(SUGGESTED_NAMES))
+    assert len(ties) > 300
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    mine = {name: profile_answer(profile, registry, name)[0] for name in ties}
+    sent = sent_answers(claude_binary, layout, list(ties), together=True)
+    assert mine == {name: answer[0] for name, answer in sent.items()}

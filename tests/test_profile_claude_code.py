@@ -308,8 +308,9 @@ def test_skill_overrides(tmp_path):
     assert [s.name for s in found] == ["manual", "normal", "terse"]
     assert profile.render(found) == ("The following skills are available for use with the Skill "
                                      "tool:\n\n- normal: About normal\n- terse\n" + builtin_lines())
-    with pytest.raises(SkillToolError, match="^Skill manual cannot be used with Skill tool"):
+    with pytest.raises(SkillToolError) as caught:
         profile.call_tool(SkillRegistry(found), {"skill": "manual"})
+    assert str(caught.value) == "Skill manual is disabled for model invocation in skillOverrides settings"
 
 
 def test_unknown_skill_override_value_is_refused():

@@ -58,6 +58,7 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 from __future__ import annotations
 
 import enum
+import itertools
 import json
 import os
 import re
@@ -72,8 +73,8 @@ from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
-from router.profiles.claude_code_builtins import (BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION, SKILL_TOOL_SCHEMA,
-                                                  SUGGESTED_ALIASES, SUGGESTED_NAMES)
+from router.profiles.claude_code_builtins import (BUILTIN_ANSWERS, BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION,
+                                                  SKILL_TOOL_SCHEMA, SUGGESTED_ALIASES, SUGGESTED_NAMES, Answer)
 from router.skill import Skill
 
 #: The Claude Code release these rules were checked against (the test oracle installs exactly this one).
@@ -114,6 +115,8 @@ _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|"
                     r"^\.(?:nan|NaN|NAN)$")
+# built-in answers of skills the model may use: they win over a user's skill of that name it may not use
+_MODEL_INVOCABLE_ANSWERS = (Answer.ASKS, Answer.LOADS, Answer.FORKS)
 # ICU root collation order of ASCII punctuation and symbols (all before digits and letters)
 _PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
@@ -149,6 +152,29 @@ class Source:
     commands: bool = False
     plugin: str | None = None
     owner: str | None = None  # the folder holding .claude, for nested skills
+
+
+class PermissionRequired(SkillToolError):
+    """A ``Skill`` call Claude Code asks the user about before it loads the skill. Where nobody can answer (``-p``
+    without a permission prompt tool) the call fails and the model gets this text as is, not inside
+    ``<tool_use_error>`` as the other errors (:func:`tool_error_content`)."""
+
+
+def tool_error_content(error: SkillToolError) -> str:
+    """The ``tool_result`` content (``is_error: true``) Claude Code sends the model for a failed ``Skill`` call."""
+    return str(error) if isinstance(error, PermissionRequired) else f"<tool_use_error>{error}</tool_use_error>"
+
+
+def model_disabled_message(name: str) -> str:
+    """The ``Skill`` tool's error for a skill with ``disable-model-invocation``."""
+    return (f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. Ask the user to run "
+            f"/{name} themselves — it cannot be invoked via the {TOOL_NAME} tool. Do not replicate this skill's "
+            "workflow by other means — it is reserved for explicit user invocation.")
+
+
+def builtin_answer(name: str) -> Answer | None:
+    """How the ``Skill`` tool answers a built-in command's or bundled skill's name (None: not one)."""
+    return BUILTIN_ANSWERS.get(SUGGESTED_ALIASES.get(name, name))
 
 
 @dataclass(frozen=True)
@@ -542,6 +568,7 @@ class ClaudeCodeProfile(Profile):
         # the built-in skills' and commands' names are taken first [n-builtin, command-names]
         declared = {name for name, _, _ in BUILTIN_SKILLS} | (set(SUGGESTED_NAMES) - set(SUGGESTED_ALIASES))
         warnings: list[str] = []
+        counter = itertools.count()
         ordered = [s for s in sources if not s.commands] + [s for s in sources if s.commands]
         for source in ordered:
             for ident, path in _skill_files(source):
@@ -557,12 +584,19 @@ class ClaudeCodeProfile(Profile):
                 if source.scope is Scope.NESTED and name in skills:
                     name = f"{os.path.basename(source.owner or '')}:{name}"
                 if name in skills:
-                    warnings.append(f"skipping {path}: '{name}' is already defined by {skills[name].path}")
-                    continue
+                    earlier = skills[name]
+                    if not earlier.metadata.get("disable_model_invocation") or \
+                            skill.metadata.get("disable_model_invocation"):
+                        warnings.append(f"skipping {path}: '{name}' is already defined by {earlier.path}")
+                        continue
+                    # the first of a name the model may use is the one listed and loaded [same-name-*]
+                    warnings.append(f"skipping {earlier.path} for the model: it is disable-model-invocation, so "
+                                    f"Claude Code lists and loads {path} as '{name}'")
+                    del skills[name]
                 if skill.metadata.get("invalid_frontmatter"):
                     warnings.append(f"{path}: frontmatter is not YAML, so Claude Code ignores its metadata "
                                     f"({skill.metadata['invalid_frontmatter']})")
-                metadata = dict(skill.metadata, scope=source.scope.value, position=len(skills),
+                metadata = dict(skill.metadata, scope=source.scope.value, position=next(counter),
                                 kind="command" if source.commands else "skill")
                 skills[name] = Skill(name=name, description=skill.description, path=path, body=skill.body,
                                      metadata=metadata)
@@ -578,10 +612,11 @@ class ClaudeCodeProfile(Profile):
         # the commands of every folder are listed together, in case-insensitive order of their names [commands-merged]
         commands = sorted((s for s in skills.values() if s.metadata.get("kind") == "command"),
                           key=lambda s: collation_key(s.name))
-        first = len(skills) - len(commands)
-        for offset, command in enumerate(commands):
-            skills[command.name] = replace(command, metadata={**command.metadata, "position": first + offset})
-        kept = tuple(s for s in skills.values() if self.overrides.get(s.name) is not Override.OFF)
+        others = sorted((s for s in skills.values() if s.metadata.get("kind") != "command"),
+                        key=lambda s: s.metadata["position"])
+        ordered_skills = [replace(s, metadata={**s.metadata, "position": index})
+                          for index, s in enumerate(others + commands)]
+        kept = tuple(s for s in ordered_skills if self.overrides.get(s.name) is not Override.OFF)
         return Discovery(skills=kept, warnings=tuple(warnings))
 
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
@@ -736,14 +771,17 @@ class ClaudeCodeProfile(Profile):
             raise SkillToolError(f'{TOOL_NAME}: input "skill" must be a non-empty string')
         name = name.strip().removeprefix("/")
         skill = self.find(registry, name)
+        if skill is not None and self.overrides.get(skill.name) in (Override.USER_INVOCABLE_ONLY, Override.OFF):
+            raise SkillToolError(f"Skill {name} is disabled for model invocation in skillOverrides settings")
+        builtin = builtin_answer(name)
+        if builtin is not None and (skill is None or (skill.metadata.get("disable_model_invocation")
+                                                      and builtin in _MODEL_INVOCABLE_ANSWERS)):
+            return self._builtin_result(name, builtin)  # a built-in the model may use wins over one it may not
         if skill is None:
             guess = suggestion(name, self.suggested_names(registry))
             raise SkillToolError(f"Unknown skill: {name}. Did you mean {guess}?" if guess else f"Unknown skill: {name}")
         if not self.model_invocable(skill):
-            raise SkillToolError(f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. "
-                                 f"Ask the user to run /{name} themselves — it cannot be invoked via the Skill tool. "
-                                 "Do not replicate this skill's workflow by other means — it is reserved for "
-                                 "explicit user invocation.")
+            raise SkillToolError(model_disabled_message(name))
         try:
             raw = read_skill_file(skill.fs_path)
         except OSError as exc:
@@ -753,11 +791,30 @@ class ClaudeCodeProfile(Profile):
             f"Base directory for this skill: {skill.directory}\n\n{body}"
         return ToolResult(content=f"Launching skill: {name}", text=text)
 
+    @staticmethod
+    def _builtin_result(name: str, answer: Answer) -> ToolResult:
+        """What the ``Skill`` tool answers for a built-in command or bundled skill called by its exact name (or an
+        alias): an error for the commands and the skills the model may not use, a permission request for those
+        that need one; Claude Code's own instructions (or a subagent's answer) are not reproduced [builtin-answers]."""
+        command = SUGGESTED_ALIASES.get(name, name)
+        if answer is Answer.UI or answer is Answer.CLI:
+            kind = "UI" if answer is Answer.UI else "built-in CLI"
+            raise SkillToolError(f"{name} is a {kind} command, not a skill. Ask the user to run /{name} themselves "
+                                 f"— it cannot be invoked via the {TOOL_NAME} tool.")
+        if answer is Answer.MODEL_DISABLED:
+            raise SkillToolError(model_disabled_message(name))
+        if answer is Answer.ASKS:
+            raise PermissionRequired(f"Execute skill: {name}. The user can add the allow rule {TOOL_NAME}({command}) "
+                                     "to .claude/settings.local.json to let it run without asking.")
+        if answer is Answer.FORKS:
+            return ToolResult(content=f'Skill "{name}" completed (forked execution).', text="")
+        return ToolResult(content=f"Launching skill: {name}", text="")
+
     def call_tool(self, registry: SkillLookup, arguments: Mapping[str, Any] | str | None,
                   call_name: str | None = None) -> str:
         """The tool result and its text block, separated by a blank line (see :meth:`tool_result`)."""
         result = self.tool_result(registry, arguments)
-        return f"{result.content}\n\n{result.text}"
+        return f"{result.content}\n\n{result.text}" if result.text else result.content
 
     # what the router adds
 

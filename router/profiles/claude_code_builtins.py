@@ -9,6 +9,8 @@ the same name replaces the built-in one.
 
 from __future__ import annotations
 
+import enum
+
 #: (name, description, keeps its full line over budget)
 BUILTIN_SKILLS: tuple[tuple[str, str, bool], ...] = (
     ('dataviz',
@@ -143,27 +145,78 @@ SKILL_TOOL_SCHEMA = {
 }
 
 #: The names, besides the user's skills, that the ``Skill`` tool's ``Did you mean X?`` draws on for an unknown
-#: name, in the order it tries them: the bundled skills and built-in commands (the ``slash_commands`` of a run
-#: with no skills of one's own), then the commands the model is never shown (``help``, ``copy``, … found by asking
-#: the binary for each name with one letter added). Where two are equally near the first wins: the order is the
-#: binary's where a tie showed it (``cd`` and ``diff`` before ``mcp``, ``copy`` before ``cost`` and ``name``,
-#: ``status`` before ``stats``, ``bg`` before ``bug``), elsewhere it is not known. A command's aliases follow it
-#: (``reset``, ``new``: ``clear``).
+#: name, in the order it tries them (where two are equally near the first wins): Claude Code's bundled skills, then
+#: its built-in commands in the order of its command table, each command's aliases right after it. Every name the
+#: 2.1.332 binary resolves (found by calling the ``Skill`` tool with each name-like string in its JavaScript, 41,600
+#: of them, and the order checked on 430 names equally near two of these) in a ``-p`` run signed in with an API key
+#: (commands for claude.ai accounts, desktop, cloud or experiments are not enabled there). The order of
+#: ``keybindings-help``, ``subtask``, ``recap``, ``login``, ``list-agents`` and ``workflows`` is read off the command
+#: table and not confirmed by a tie.
 SUGGESTED_NAMES: tuple[str, ...] = (
-    'deep-research', 'dataviz', 'update-config', 'verify', 'debug', 'code-review', 'simplify', 'batch',
-    'fewer-permission-prompts', 'doctor', 'loop', 'claude-api', 'workflow-authoring', 'run', 'run-skill-generator',
-    'plugin-authoring', 'cd', 'diff', 'agents', 'auto-mode-setup', 'autocompact', 'clear', 'reset', 'new', 'color',
-    'compact', 'config', 'output-style', 'context', 'effort', 'fast', 'focus', 'heapdump', 'init', 'mcp', 'model',
-    '__remote-workflow', 'workflow-launch-exec', 'reload-plugins', 'reload-skills', 'rename', 'security-review',
-    'usage', 'insights', 'recap', 'goal', 'list-agents', 'team-onboarding', 'help', 'copy', 'cost', 'exit', 'quit',
-    'login', 'logout', 'status', 'memory', 'permissions', 'resume', 'review', 'export', 'ide', 'hooks', 'add-dir',
-    'background', 'bg', 'bug', 'feedback', 'theme', 'skills', 'plugin', 'tasks', 'rewind', 'plan', 'sandbox', 'stats',
-    'statusline', 'btw', 'release-notes', 'branch', 'mobile', 'terminal-setup', 'keybindings', 'passes', 'fork',
-    'stickers', 'bashes', 'tui', 'name', 'ios', 'share',
+    'deep-research', 'dataviz', 'update-config', 'keybindings-help', 'verify', 'debug', 'code-review', 'review',
+    'simplify', 'batch', 'fewer-permission-prompts', 'doctor', 'checkup', 'loop', 'proactive', 'claude-api',
+    'workflow-authoring', 'run', 'run-skill-generator', 'plugin-authoring', 'add-dir', 'agents', 'auto-mode-setup',
+    'autocompact', 'fork', 'branch', 'btw', 'cd', 'clear', 'reset', 'new', 'color', 'compact', 'config', 'settings',
+    'subtask', 'output-style', 'copy', 'context', 'diff', 'background', 'bg', 'effort', 'exit', 'quit', 'fast',
+    'focus', 'heapdump', 'help', 'ide', 'init', 'keybindings', 'mcp', 'memory', 'mobile', 'ios', 'android', 'model',
+    '__remote-workflow', 'workflow-launch-exec', 'plugin', 'plugins', 'marketplace', 'release-notes',
+    'reload-plugins', 'reload-skills', 'rename', 'name', 'resume', 'continue', 'security-review', 'setup-bedrock',
+    'setup-vertex', 'skills', 'status', 'statusline', 'stickers', 'theme', 'tui', 'feedback', 'bug', 'share',
+    'rewind', 'checkpoint', 'undo', 'terminal-setup', 'scroll-speed', 'pro-trial-expired', 'usage', 'cost', 'stats',
+    'insights', 'recap', 'permissions', 'allowed-tools', 'plan', 'powerup', 'goal', 'hooks', 'export', 'sandbox',
+    'login', 'logout', 'passes', 'list-agents', 'peers', 'tasks', 'bashes', 'team-onboarding', 'radio', 'workflows',
 )
 
 #: Names in :data:`SUGGESTED_NAMES` that are another command's aliases -> that command: a skill in a folder of an
 #: alias's name takes nothing away, one in a folder of a command's own name takes the command and its aliases (a
-#: ``plan`` folder leaves no ``plan`` to suggest, an ``exit`` folder no ``exit`` and no ``quit``).
-SUGGESTED_ALIASES: dict[str, str] = {'reset': 'clear', 'new': 'clear', 'quit': 'exit', 'review': 'code-review',
-                                     'bg': 'background'}
+#: ``plan`` folder leaves no ``plan`` to suggest, an ``exit`` folder no ``exit`` and no ``quit``). Calling an alias
+#: gets the command's answer under the name called (the permission rule it offers names the command).
+SUGGESTED_ALIASES: dict[str, str] = {
+    'review': 'code-review', 'checkup': 'doctor', 'proactive': 'loop', 'reset': 'clear', 'new': 'clear',
+    'settings': 'config', 'bg': 'background', 'quit': 'exit', 'ios': 'mobile', 'android': 'mobile',
+    'plugins': 'plugin', 'marketplace': 'plugin', 'name': 'rename', 'continue': 'resume', 'share': 'bug',
+    'checkpoint': 'rewind', 'undo': 'rewind', 'cost': 'usage', 'stats': 'usage', 'allowed-tools': 'permissions',
+    'peers': 'list-agents', 'bashes': 'tasks',
+}
+
+
+class Answer(str, enum.Enum):
+    """What the ``Skill`` tool answers when called with the exact name of a built-in command or bundled skill."""
+
+    UI = "ui"  # ``X is a UI command, not a skill. ...`` (an error)
+    CLI = "cli"  # ``X is a built-in CLI command, not a skill. ...`` (an error)
+    MODEL_DISABLED = "model-disabled"  # the ``disable-model-invocation`` error
+    ASKS = "asks"  # asks the user first: ``Execute skill: X. ...`` (an error when nobody can answer, as in ``-p``)
+    LOADS = "loads"  # ``Launching skill: X`` and Claude Code's own instructions
+    FORKS = "forks"  # runs in a subagent: ``Skill "X" completed (forked execution).`` and the subagent's answer
+
+
+#: Each built-in command and bundled skill of :data:`SUGGESTED_NAMES` (aliases answer as their command) -> what the
+#: ``Skill`` tool answers for it (2.1.332, ``-p``, default permission mode, no allow rules).
+BUILTIN_ANSWERS: dict[str, Answer] = {
+    'add-dir': Answer.UI, 'fork': Answer.UI, 'branch': Answer.UI, 'btw': Answer.UI, 'cd': Answer.UI,
+    'color': Answer.UI, 'config': Answer.UI, 'subtask': Answer.UI, 'copy': Answer.UI, 'diff': Answer.UI,
+    'background': Answer.UI, 'effort': Answer.UI, 'exit': Answer.UI, 'fast': Answer.UI, 'focus': Answer.UI,
+    'help': Answer.UI, 'ide': Answer.UI, 'mcp': Answer.UI, 'memory': Answer.UI, 'mobile': Answer.UI,
+    'model': Answer.UI, 'plugin': Answer.UI, 'release-notes': Answer.UI, 'rename': Answer.UI, 'resume': Answer.UI,
+    'setup-bedrock': Answer.UI, 'setup-vertex': Answer.UI, 'skills': Answer.UI, 'status': Answer.UI,
+    'theme': Answer.UI, 'tui': Answer.UI, 'feedback': Answer.UI, 'bug': Answer.UI, 'terminal-setup': Answer.UI,
+    'scroll-speed': Answer.UI, 'pro-trial-expired': Answer.UI, 'usage': Answer.UI, 'permissions': Answer.UI,
+    'plan': Answer.UI, 'powerup': Answer.UI, 'goal': Answer.UI, 'hooks': Answer.UI, 'export': Answer.UI,
+    'sandbox': Answer.UI, 'login': Answer.UI, 'logout': Answer.UI, 'passes': Answer.UI, 'tasks': Answer.UI,
+    'workflows': Answer.UI,
+    'agents': Answer.CLI, 'auto-mode-setup': Answer.CLI, 'autocompact': Answer.CLI, 'clear': Answer.CLI,
+    'compact': Answer.CLI, 'output-style': Answer.CLI, 'context': Answer.CLI, 'heapdump': Answer.CLI,
+    'keybindings': Answer.CLI, 'reload-plugins': Answer.CLI, 'reload-skills': Answer.CLI, 'stickers': Answer.CLI,
+    'rewind': Answer.CLI, 'recap': Answer.CLI, 'list-agents': Answer.CLI, 'radio': Answer.CLI,
+    'deep-research': Answer.MODEL_DISABLED, 'verify': Answer.MODEL_DISABLED, 'debug': Answer.MODEL_DISABLED,
+    'batch': Answer.MODEL_DISABLED, 'doctor': Answer.MODEL_DISABLED, 'run-skill-generator': Answer.MODEL_DISABLED,
+    '__remote-workflow': Answer.MODEL_DISABLED, 'workflow-launch-exec': Answer.MODEL_DISABLED,
+    'statusline': Answer.MODEL_DISABLED, 'insights': Answer.MODEL_DISABLED,
+    'team-onboarding': Answer.MODEL_DISABLED,
+    'update-config': Answer.ASKS, 'keybindings-help': Answer.ASKS, 'fewer-permission-prompts': Answer.ASKS,
+    'loop': Answer.ASKS, 'claude-api': Answer.ASKS, 'security-review': Answer.ASKS,
+    'dataviz': Answer.LOADS, 'simplify': Answer.LOADS, 'workflow-authoring': Answer.LOADS, 'run': Answer.LOADS,
+    'plugin-authoring': Answer.LOADS, 'init': Answer.LOADS,
+    'code-review': Answer.FORKS,
+}
