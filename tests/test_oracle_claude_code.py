@@ -756,7 +756,9 @@ SAME_NAME: dict[str, tuple[Any, str | None]] = {
                       _skill(w, "init", "description: my init", DMI), _skill(w, "loop", "description: my loop", DMI),
                       _command(w, "simplify", "description: my simplify", DMI)), None),
 }
-SAME_NAME_CALLS = ["foo", "bar", "fo", "dataviz", "copy", "init", "loop", "simplify"]
+SAME_NAME_CALLS = ["foo", "bar", "fo"]
+#: the names called in the last case: skills the model may not use, named like built-ins
+BUILTIN_NAME_CALLS = ["dataviz", "copy", "init", "loop", "simplify"]
 
 
 @pytest.mark.parametrize("case", list(SAME_NAME))
@@ -769,10 +771,11 @@ def test_same_name_skill_and_command(claude_binary: Path, tmp_path: Path, case: 
     assert expected(layout) == listing
     profile = layout.profile()
     registry = SkillRegistry(profile.discover().skills)
-    sent = sent_answers(claude_binary, layout, SAME_NAME_CALLS)
+    calls = BUILTIN_NAME_CALLS if case == "same-name-dmi-builtins" else SAME_NAME_CALLS
+    sent = sent_answers(claude_binary, layout, calls)
     if loaded is not None:
         assert sent["foo"][0] == "Launching skill: foo" and sent["foo"][2][0].endswith(loaded + "\n")
-    for name in SAME_NAME_CALLS:
+    for name in calls:
         assert_same_answer(profile_answer(profile, registry, name), sent[name])
 
 
@@ -886,3 +889,38 @@ def test_suggestion_order_of_the_builtin_names(claude_binary: Path, tmp_path: Pa
     mine = {name: profile_answer(profile, registry, name)[0] for name in ties}
     sent = sent_answers(claude_binary, layout, list(ties), together=True)
     assert mine == {name: answer[0] for name, answer in sent.items()}
+
+
+#: folder -> frontmatter lines of skills whose keys change what the Skill tool answers [skill-keys]: tools granted
+#: ask the user first (no allow rule offered for a name the rule cannot hold), ``context: fork`` runs a subagent,
+#: ``paths`` keeps the skill out until a matching file is touched [paths]; the others load as usual.
+SKILL_KEYS = {"k-allowed": ["allowed-tools: [Read, Grep]"], "k-allowed-str": ["allowed-tools: Read"],
+              "k-allowed-empty": ["allowed-tools: []"], "k-allowed-blank": ["allowed-tools: ''"],
+              "ünï-allowed": ["allowed-tools: [Read]"], "k-fork": ["context: fork"], "k-inline": ["context: inline"],
+              "k-paths": ["paths: src/**"], "k-paths-list": ["paths: [src/**, docs/*.md]"],
+              "k-paths-empty": ["paths: []"],
+              "k-model": ["model: sonnet"], "k-agent": ["agent: general-purpose"], "k-hint": ["argument-hint: '[x]'"],
+              "k-effort": ["effort: high"], "k-hooks": ["hooks: {}"], "k-shell": ["shell: bash"]}
+
+
+def test_frontmatter_keys_that_change_the_tool_result(claude_binary: Path, tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "home", tmp_path / "work")
+    layout.home.mkdir()
+    for folder, lines in SKILL_KEYS.items():
+        _skill(layout.work, folder, "description: d", *lines)
+    _command(layout.work, "c-allowed", "description: d", "allowed-tools: [Read]")
+    _command(layout.work, "c-fork", "description: d", "context: fork")
+    listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
+    assert "\n- k-paths:" not in listing and "\n- k-paths-list" not in listing and "\n- k-paths-empty: d\n" in listing
+    assert expected(layout) == listing
+    profile = layout.profile()
+    registry = SkillRegistry(profile.discover().skills)
+    names = list(SKILL_KEYS) + ["c-allowed", "c-fork"]
+    forks = ["k-fork", "c-fork"]  # a subagent takes the fake model's later replies: these are called together
+    sent = sent_answers(claude_binary, layout, [n for n in names if n not in forks])
+    sent.update(sent_answers(claude_binary, layout, forks, together=True))
+    assert sent["k-allowed"][0] == ("Execute skill: k-allowed. The user can add the allow rule Skill(k-allowed) to "
+                                    ".claude/settings.local.json to let it run without asking.")
+    assert sent["k-paths"][0] == "<tool_use_error>Unknown skill: k-paths</tool_use_error>"
+    for name in names:
+        assert_same_answer(profile_answer(profile, registry, name), sent[name])

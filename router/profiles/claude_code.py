@@ -117,6 +117,8 @@ _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                     r"^\.(?:nan|NaN|NAN)$")
 # built-in answers of skills the model may use: they win over a user's skill of that name it may not use
 _MODEL_INVOCABLE_ANSWERS = (Answer.ASKS, Answer.LOADS, Answer.FORKS)
+# a skill name an allow rule ``Skill(name)`` can hold
+_RULE_NAME = re.compile(r"^(?!skill:|args:)[\w.-]+(?::[\w.-]+)*$", re.ASCII)
 # ICU root collation order of ASCII punctuation and symbols (all before digits and letters)
 _PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
@@ -170,6 +172,18 @@ def model_disabled_message(name: str) -> str:
     return (f"Skill {name} cannot be used with {TOOL_NAME} tool due to disable-model-invocation. Ask the user to run "
             f"/{name} themselves — it cannot be invoked via the {TOOL_NAME} tool. Do not replicate this skill's "
             "workflow by other means — it is reserved for explicit user invocation.")
+
+
+def permission_message(name: str, rule: str) -> str:
+    """What the model gets when Claude Code would ask the user before loading skill ``name`` (``-p``: nobody to ask);
+    ``rule`` is the name the allow rule it offers uses (none offered for a name the rule syntax cannot hold)."""
+    offer = f". The user can add the allow rule {TOOL_NAME}({rule}) to .claude/settings.local.json to let it run " \
+        "without asking." if _RULE_NAME.match(rule) else ""
+    return f"Execute skill: {name}{offer}"
+
+
+def _given(value: Any) -> bool:
+    return bool(value.strip()) if isinstance(value, str) else bool(value)
 
 
 def builtin_answer(name: str) -> Answer | None:
@@ -581,6 +595,10 @@ class ClaudeCodeProfile(Profile):
                 if source.commands and "declared_name" in skill.metadata:  # a command is its file's name [r1007]
                     skill = replace(skill, metadata={k: v for k, v in skill.metadata.items() if k != "declared_name"})
                 name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name  # the folder, made safe
+                if _given(skill.metadata.get("paths")):  # a conditional skill: not there when the session starts
+                    warnings.append(f"skipping {path}: it has paths, so Claude Code loads it only once a file they "
+                                    "match is touched")
+                    continue
                 if source.scope is Scope.NESTED and name in skills:
                     name = f"{os.path.basename(source.owner or '')}:{name}"
                 if name in skills:
@@ -782,6 +800,10 @@ class ClaudeCodeProfile(Profile):
             raise SkillToolError(f"Unknown skill: {name}. Did you mean {guess}?" if guess else f"Unknown skill: {name}")
         if not self.model_invocable(skill):
             raise SkillToolError(model_disabled_message(name))
+        if _given(skill.metadata.get("allowed-tools")):  # granting tools needs the user's yes [skill-keys]
+            raise PermissionRequired(permission_message(name, skill.name))
+        if skill.metadata.get("context") == "fork":  # runs in a subagent, whose answer is the result [skill-keys]
+            return ToolResult(content=f'Skill "{name}" completed (forked execution).', text="")
         try:
             raw = read_skill_file(skill.fs_path)
         except OSError as exc:
@@ -804,8 +826,7 @@ class ClaudeCodeProfile(Profile):
         if answer is Answer.MODEL_DISABLED:
             raise SkillToolError(model_disabled_message(name))
         if answer is Answer.ASKS:
-            raise PermissionRequired(f"Execute skill: {name}. The user can add the allow rule {TOOL_NAME}({command}) "
-                                     "to .claude/settings.local.json to let it run without asking.")
+            raise PermissionRequired(permission_message(name, command))
         if answer is Answer.FORKS:
             return ToolResult(content=f'Skill "{name}" completed (forked execution).', text="")
         return ToolResult(content=f"Launching skill: {name}", text="")
