@@ -505,7 +505,8 @@ def test_yaml_block_scalar_trailing_tab(claude_binary: Path, tmp_path: Path) -> 
 
 
 TOOL_CALLS = ["folder-x", "differs-from-folder", "crlf", "bom", "no-front", "cmd", "sub:deep", "dmi", "dup",
-              "dup-b", ".hidden-skill", "hidden-skill", "/alpha", "linked", "file-link", "not-user", "when-only"]
+              "dup-b", ".hidden-skill", "hidden-skill", "/alpha", "linked", "file-link", "not-user", "when-only",
+              "extra-keys", "zeta"]
 
 
 def sent_result(claude_binary: Path, layout: Layout, name: str) -> list[dict[str, Any]]:
@@ -532,8 +533,7 @@ def test_tool_result(claude_binary: Path, edge: Layout, name: str) -> None:
     try:
         result = profile.tool_result(registry, {"skill": name})
     except SkillToolError as exc:
-        assert [(b.get("is_error"), b["content"]) for b in blocks] == [
-            (True, f"<tool_use_error>{exc}</tool_use_error>")]
+        assert [(b.get("is_error"), b["content"]) for b in blocks] == [(True, tool_error_content(exc))]
         return
     assert blocks[0]["type"] == "tool_result" and blocks[0]["content"] == result.content
     assert [b["text"] for b in blocks[1:]] == [result.text]

@@ -12,8 +12,12 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
   read [.hidden-skill] and symlinked folders followed [linked]. Folders given by the caller are skills folders in
   precedence order.
 - A skill is identified by its **folder** [folder-x]: the Skill tool takes the folder or the ``name``; the listing
-  shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). A folder already read from an earlier
-  skills folder is skipped [alpha]; a ``name`` already taken by an earlier skill or a built-in one is dropped
+  shows ``folder (name)`` when they differ (case-sensitively [gamma-Upper]). Of the skills and commands of one name
+  (a skills folder's folder, a command's file) the first the model may use is listed and loaded, skills before
+  commands and each in precedence order; the others are skipped [alpha, zeta, same-name-*]. When the model may use
+  none of them the first stays (and answers the tool) [same-name-both-dmi]. A skill with ``paths`` is not there
+  when a session starts (Claude Code adds it once a file they match is touched) [paths, skill-keys]. A ``name``
+  already taken by an earlier skill or a built-in one is dropped
   [dup-b, n-builtin], so is the name of a built-in command [command-names]; a command ignores its ``name``
   [command-name]; a ``name`` with whitespace or ``/`` is ignored [spaced, n-slash]. Within each skills folder
   skills are listed in case-insensitive (ICU root collation) order of their folders [edge listing]; the commands of
@@ -46,11 +50,22 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 - Tool ``Skill`` ``{"skill": string, "args"?: string}``, ``additionalProperties: false`` [tool-schema]. Result:
   ``Launching skill: NAME`` (as asked, a leading ``/`` removed) and a separate text block ``Base directory for this
   skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
-  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi]. An
+  commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi], those a
+  ``skillOverrides`` entry hides ``Skill NAME is disabled for model invocation in skillOverrides settings``
+  [overrides]. A skill granting tools (``allowed-tools`` not empty) asks the user first: in ``-p`` the model gets
+  ``Execute skill: NAME. The user can add the allow rule Skill(NAME) ...`` as the failed call's result, outside
+  ``<tool_use_error>`` (:class:`PermissionRequired`); ``context: fork`` runs it in a subagent, answered
+  ``Skill "NAME" completed (forked execution).`` and the subagent's answer [skill-keys]. The exact name of a
+  built-in command or bundled skill (or an alias) answers as Claude Code does for it
+  (``claude_code_builtins.BUILTIN_ANSWERS``: ``X is a UI command, not a skill. ...``, ``X is a built-in CLI
+  command ...``, the ``disable-model-invocation`` error, a permission request, or ``Launching skill: X`` with
+  Claude Code's own instructions, which are not reproduced); a user's skill of that name the model may not use
+  gives way to a built-in one it may [builtin-answers, same-name-dmi-builtins]. An
   unknown name answers ``Unknown skill: NAME``, plus ``. Did you mean X?`` for the first name within two edits
   (optimal string alignment, case-sensitive, lengths within two) among the skills' frontmatter names (the folder
-  without one) in listing order, then the built-in skills and commands (``claude_code_builtins.SUGGESTED_NAMES``;
-  a folder of a command's name takes it and its aliases away) [unknown-names-*, shadowed-commands].
+  without one) in listing order, then the bundled skills and built-in commands with their aliases, in the binary's
+  order (``claude_code_builtins.SUGGESTED_NAMES``, all 111 names of 2.1.332; a folder of a command's name takes it
+  and its aliases away) [unknown-names-*, shadowed-commands, suggestion-order].
 - ``ClaudeAgentOptions(skills=[...])`` names skills by folder, and its listing leaves the built-in skills out
   [emit-config].
 """

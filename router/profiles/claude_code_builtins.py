@@ -1,4 +1,5 @@
-"""What Claude Code 2.1.332 ships: its built-in skills as its listing shows them, and its ``Skill`` tool.
+"""What Claude Code 2.1.332 ships: its built-in skills as its listing shows them, its ``Skill`` tool, and every
+built-in command and bundled skill name that tool knows, with what it answers for each.
 
 Read off the requests the real binary sent to a loopback fake Messages API (tests/test_oracle_claude_code.py checks
 them on every run). The built-in lines are listed after the user's skills, in this order, exactly as written here
