@@ -892,15 +892,21 @@ def test_suggestion_order_of_the_builtin_names(claude_binary: Path, tmp_path: Pa
 
 
 #: folder -> frontmatter lines of skills whose keys change what the Skill tool answers [skill-keys]: tools granted
-#: ask the user first (no allow rule offered for a name the rule cannot hold), ``context: fork`` runs a subagent,
-#: ``paths`` keeps the skill out until a matching file is touched [paths]; the others load as usual.
+#: or taken and hooks ask the user first (no allow rule offered for a name the rule cannot hold), ``context: fork``
+#: runs a subagent, ``paths`` keeps the skill out until a matching file is touched [paths]; the others load as
+#: usual.
 SKILL_KEYS = {"k-allowed": ["allowed-tools: [Read, Grep]"], "k-allowed-str": ["allowed-tools: Read"],
               "k-allowed-empty": ["allowed-tools: []"], "k-allowed-blank": ["allowed-tools: ''"],
               "ünï-allowed": ["allowed-tools: [Read]"], "k-fork": ["context: fork"], "k-inline": ["context: inline"],
               "k-paths": ["paths: src/**"], "k-paths-list": ["paths: [src/**, docs/*.md]"],
               "k-paths-empty": ["paths: []"],
               "k-model": ["model: sonnet"], "k-agent": ["agent: general-purpose"], "k-hint": ["argument-hint: '[x]'"],
-              "k-effort": ["effort: high"], "k-hooks": ["hooks: {}"], "k-shell": ["shell: bash"]}
+              "k-effort": ["effort: high"], "k-hooks": ["hooks: {}"], "k-shell": ["shell: bash"],
+              "h-hooks": ["hooks:", "  PreToolUse:", "    - matcher: Bash", "      hooks:", "        - type: command",
+                          "          command: 'true'"],
+              "h-disallowed": ["disallowed-tools: [Bash]"], "h-allowed-num": ["allowed-tools: 1"],
+              "h-allowed-null": ["allowed-tools:"], "h-unknown": ["foo: bar"], "h-background": ["background: true"],
+              "h-context-other": ["context: Fork"], "h-fork-agent": ["context: fork", "agent: Explore"]}
 
 
 def test_frontmatter_keys_that_change_the_tool_result(claude_binary: Path, tmp_path: Path) -> None:
@@ -916,7 +922,7 @@ def test_frontmatter_keys_that_change_the_tool_result(claude_binary: Path, tmp_p
     profile = layout.profile()
     registry = SkillRegistry(profile.discover().skills)
     names = list(SKILL_KEYS) + ["c-allowed", "c-fork"]
-    forks = ["k-fork", "c-fork"]  # a subagent takes the fake model's later replies: these are called together
+    forks = ["k-fork", "c-fork", "h-fork-agent"]  # a subagent takes the fake model's later replies: called together
     sent = sent_answers(claude_binary, layout, [n for n in names if n not in forks])
     sent.update(sent_answers(claude_binary, layout, forks, together=True))
     assert sent["k-allowed"][0] == ("Execute skill: k-allowed. The user can add the allow rule Skill(k-allowed) to "

@@ -52,7 +52,8 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
   skill: <dir>``, a blank line and the body exactly as in the file (CRLF and trailing newline kept) [tool-*];
   commands get the body alone [tool-cmd]. ``disable-model-invocation`` skills answer an error [tool-dmi], those a
   ``skillOverrides`` entry hides ``Skill NAME is disabled for model invocation in skillOverrides settings``
-  [overrides]. A skill granting tools (``allowed-tools`` not empty) asks the user first: in ``-p`` the model gets
+  [overrides]. A skill with ``allowed-tools``, ``disallowed-tools`` or ``hooks`` (a string not blank, a list or
+  mapping not empty) asks the user first: in ``-p`` the model gets
   ``Execute skill: NAME. The user can add the allow rule Skill(NAME) ...`` as the failed call's result, outside
   ``<tool_use_error>`` (:class:`PermissionRequired`); ``context: fork`` runs it in a subagent, answered
   ``Skill "NAME" completed (forked execution).`` and the subagent's answer [skill-keys]. The exact name of a
@@ -132,6 +133,8 @@ _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                     r"^\.(?:nan|NaN|NAN)$")
 # built-in answers of skills the model may use: they win over a user's skill of that name it may not use
 _MODEL_INVOCABLE_ANSWERS = (Answer.ASKS, Answer.LOADS, Answer.FORKS)
+# frontmatter keys that make Claude Code ask the user before it loads the skill (tools granted or taken, hooks)
+_ASKING_KEYS = ("allowed-tools", "disallowed-tools", "hooks")
 # a skill name an allow rule ``Skill(name)`` can hold
 _RULE_NAME = re.compile(r"^(?!skill:|args:)[\w.-]+(?::[\w.-]+)*$", re.ASCII)
 # ICU root collation order of ASCII punctuation and symbols (all before digits and letters)
@@ -198,7 +201,8 @@ def permission_message(name: str, rule: str) -> str:
 
 
 def _given(value: Any) -> bool:
-    return bool(value.strip()) if isinstance(value, str) else bool(value)
+    """A frontmatter value Claude Code takes as set: a string not blank, a list or mapping not empty."""
+    return bool(value.strip()) if isinstance(value, str) else isinstance(value, (list, dict)) and bool(value)
 
 
 def builtin_answer(name: str) -> Answer | None:
@@ -815,7 +819,7 @@ class ClaudeCodeProfile(Profile):
             raise SkillToolError(f"Unknown skill: {name}. Did you mean {guess}?" if guess else f"Unknown skill: {name}")
         if not self.model_invocable(skill):
             raise SkillToolError(model_disabled_message(name))
-        if _given(skill.metadata.get("allowed-tools")):  # granting tools needs the user's yes [skill-keys]
+        if any(_given(skill.metadata.get(key)) for key in _ASKING_KEYS):  # needs the user's yes [skill-keys]
             raise PermissionRequired(permission_message(name, skill.name))
         if skill.metadata.get("context") == "fork":  # runs in a subagent, whose answer is the result [skill-keys]
             return ToolResult(content=f'Skill "{name}" completed (forked execution).', text="")
