@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from router.errors import SkillToolError
 from router.profiles import get_profile
-from router.profiles.claude_code import ClaudeCodeProfile, edit_distance, label, listing_cost, suggestion
-from router.profiles.claude_code_builtins import BUILTIN_SKILLS
+from router.profiles.claude_code import (ClaudeCodeProfile, PermissionRequired, edit_distance, label, listing_cost,
+                                         suggestion, tool_error_content)
+from router.profiles.claude_code_builtins import BUILTIN_ANSWERS, BUILTIN_SKILLS, SUGGESTED_ALIASES, SUGGESTED_NAMES
 from router.library import discover
 from router.registry import SkillRegistry
 from router.skill import Skill
@@ -102,6 +103,29 @@ def test_a_skill_beats_a_command_of_the_same_name(tmp_path):
     found = isolated(tmp_path, cwd).discover()
     assert [(s.name, s.description, s.metadata["kind"]) for s in found.skills] == [
         ("deploy", "The skill", "skill"), ("lint", "Check the code style.", "command")]
+
+
+def test_a_command_stands_in_for_a_skill_of_its_name_the_model_may_not_use(tmp_path):  # [same-name-skill-dmi]
+    cwd = tmp_path / "work"
+    skill_md(tmp_path / "home" / ".claude" / "skills" / "deploy", description="Personal, manual",
+             extra="disable-model-invocation: true\n")
+    skill_md(cwd / ".claude" / "skills" / "aaa", description="A skill")
+    write(cwd / ".claude" / "commands" / "deploy.md", "---\ndescription: The command\n---\nRun it\n")
+    write(cwd / ".claude" / "commands" / "bbb.md", "---\ndescription: Another command\n---\nB\n")
+    profile = isolated(tmp_path, cwd)
+    found = profile.discover()
+    assert [(s.name, s.description, s.metadata["kind"]) for s in found.skills] == [
+        ("aaa", "A skill", "skill"), ("bbb", "Another command", "command"), ("deploy", "The command", "command")]
+    assert any("it is disable-model-invocation, so Claude Code lists and loads" in w for w in found.warnings)
+    assert profile.call_tool(SkillRegistry(found.skills), {"skill": "deploy"}) == "Launching skill: deploy\n\nRun it\n"
+
+
+def test_a_skill_with_paths_is_not_there_at_the_start(tmp_path):  # [skill-keys]
+    skill_md(tmp_path / "skills" / "conditional", extra="paths: src/**\n")
+    found = CLAUDE.discover([tmp_path / "skills"])
+    assert found.skills == ()
+    assert [w.split(": ", 1)[1] for w in found.warnings] == [
+        "it has paths, so Claude Code loads it only once a file they match is touched"]
 
 
 def test_add_dir_skills_are_read(tmp_path):
@@ -367,6 +391,47 @@ def test_skill_tool_errors(tmp_path):
         "Skill manual cannot be used with Skill tool due to disable-model-invocation. Ask the user to run /manual "
         "themselves — it cannot be invoked via the Skill tool. Do not replicate this skill's workflow by other "
         "means — it is reserved for explicit user invocation.")
+
+
+def test_skills_that_ask_first_or_fork(tmp_path):  # [skill-keys]
+    skill_md(tmp_path / "skills" / "tools", extra="allowed-tools: [Read]\n")
+    skill_md(tmp_path / "skills" / "forked", extra="context: fork\n")
+    skill_md(tmp_path / "skills" / "plain", extra="allowed-tools: 1\n")
+    registry = discover([tmp_path / "skills"], CLAUDE)
+    with pytest.raises(PermissionRequired) as caught:
+        CLAUDE.call_tool(registry, {"skill": "tools"})
+    assert tool_error_content(caught.value) == (
+        "Execute skill: tools. The user can add the allow rule Skill(tools) to .claude/settings.local.json to let it "
+        "run without asking.")
+    assert CLAUDE.call_tool(registry, {"skill": "forked"}) == 'Skill "forked" completed (forked execution).'
+    assert CLAUDE.call_tool(registry, {"skill": "plain"}).startswith("Launching skill: plain\n\nBase directory")
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("copy", "<tool_use_error>copy is a UI command, not a skill. Ask the user to run /copy themselves — it cannot be "
+             "invoked via the Skill tool.</tool_use_error>"),
+    ("/reset", "<tool_use_error>reset is a built-in CLI command, not a skill. Ask the user to run /reset themselves "
+               "— it cannot be invoked via the Skill tool.</tool_use_error>"),
+    ("proactive", "Execute skill: proactive. The user can add the allow rule Skill(loop) to "
+                  ".claude/settings.local.json to let it run without asking."),
+    ("debug", "<tool_use_error>Skill debug cannot be used with Skill tool due to disable-model-invocation. Ask the "
+              "user to run /debug themselves — it cannot be invoked via the Skill tool. Do not replicate this skill's "
+              "workflow by other means — it is reserved for explicit user invocation.</tool_use_error>"),
+    ("dataviz", "Launching skill: dataviz"),
+    ("review", 'Skill "review" completed (forked execution).'),
+])
+def test_builtin_names_get_the_binarys_answer(tmp_path, name, content):  # [builtin-answers]
+    registry = SkillRegistry([])
+    try:
+        answer = CLAUDE.call_tool(registry, {"skill": name})
+    except SkillToolError as exc:
+        answer = tool_error_content(exc)
+    assert answer == content
+
+
+def test_every_builtin_name_has_an_answer():
+    assert {SUGGESTED_ALIASES.get(n, n) for n in SUGGESTED_NAMES} == set(BUILTIN_ANSWERS)
+    assert len(SUGGESTED_NAMES) == len(set(SUGGESTED_NAMES)) == 111
 
 
 def test_edit_distance_counts_a_transposition_as_one_edit():
