@@ -780,7 +780,7 @@ def test_same_name_skill_and_command(claude_binary: Path, tmp_path: Path, case: 
 
 
 #: skillOverrides by name: over every skill and command of that name, an ``off`` one still answers the tool
-OVERRIDES = {"foo": "user-invocable-only", "bar": "user-invocable-only", "baz": "name-only"}
+OVERRIDES = {"foo": "user-invocable-only", "bar": "user-invocable-only", "baz": "name-only", "qux": "off"}
 
 
 def test_overridden_skills_answer_the_overrides_error(claude_binary: Path, tmp_path: Path) -> None:
@@ -790,15 +790,17 @@ def test_overridden_skills_answer_the_overrides_error(claude_binary: Path, tmp_p
     _command(layout.work, "foo", "description: proj cmd")
     _command(layout.work, "bar", "description: bar cmd")
     _skill(layout.work, "baz", "description: baz skill")
+    _skill(layout.work, "qux", "description: qux skill")
     write(layout.work / ".claude" / "settings.json", json.dumps({"skillOverrides": OVERRIDES}))
     listing = sent_listing(checked(run_claude(claude_binary, layout.home, layout.work, "hello")))[1]
     profile = layout.profile(overrides=OVERRIDES)
     assert profile.render(list(profile.discover().skills)) == listing
     registry = SkillRegistry(profile.discover().skills)
-    sent = sent_answers(claude_binary, layout, ["foo", "bar", "baz"])
+    calls = ["foo", "bar", "baz", "qux", "quxx"]
+    sent = sent_answers(claude_binary, layout, calls)
     assert sent["foo"][0] == ("<tool_use_error>Skill foo is disabled for model invocation in skillOverrides "
                               "settings</tool_use_error>")
-    for name in ("foo", "bar", "baz"):
+    for name in calls:
         assert_same_answer(profile_answer(profile, registry, name), sent[name])
 
 

@@ -329,12 +329,15 @@ def test_skill_overrides(tmp_path):
     profile = ClaudeCodeProfile(char_budget=10**6, overrides={"terse": "name-only", "manual": "user-invocable-only",
                                                                 "gone": "off", "normal": "on"})
     found = profile.discover([tmp_path / "skills"]).skills
-    assert [s.name for s in found] == ["manual", "normal", "terse"]
+    assert [s.name for s in found] == ["gone", "manual", "normal", "terse"]
     assert profile.render(found) == ("The following skills are available for use with the Skill "
                                      "tool:\n\n- normal: About normal\n- terse\n" + builtin_lines())
     with pytest.raises(SkillToolError) as caught:
         profile.call_tool(SkillRegistry(found), {"skill": "manual"})
     assert str(caught.value) == "Skill manual is disabled for model invocation in skillOverrides settings"
+    with pytest.raises(SkillToolError) as caught:
+        profile.call_tool(SkillRegistry(found), {"skill": "gone"})
+    assert str(caught.value) == "Skill gone is disabled for model invocation in skillOverrides settings"
 
 
 def test_unknown_skill_override_value_is_refused():

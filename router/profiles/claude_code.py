@@ -653,8 +653,9 @@ class ClaudeCodeProfile(Profile):
                         key=lambda s: s.metadata["position"])
         ordered_skills = [replace(s, metadata={**s.metadata, "position": index})
                           for index, s in enumerate(others + commands)]
-        kept = tuple(s for s in ordered_skills if self.overrides.get(s.name) is not Override.OFF)
-        return Discovery(skills=kept, warnings=tuple(warnings))
+        # an ``off`` skill stays: hidden from the model like ``user-invocable-only``, it still answers the tool
+        # with the overrides error and is still suggested for a near name [overrides]
+        return Discovery(skills=tuple(ordered_skills), warnings=tuple(warnings))
 
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
         front, body = split_frontmatter(decode_lossy(raw))
