@@ -137,7 +137,7 @@ def test_skill_resource_is_the_skill_file(server) -> None:
         return templates, read
 
     templates, read = call(url, work)
-    assert [t.uri_template for t in templates.resource_templates] == ["skill://{name}/SKILL.md"]
+    assert [t.uri_template for t in templates.resource_templates] == ["skill://{+path}"]
     assert read.contents[0].text == (library / "weather-forecast" / "SKILL.md").read_text()
 
 

@@ -1,0 +1,718 @@
+"""The MCP Skills extension (SEP-2640, ``io.modelcontextprotocol/skills``): the library as skill resources.
+
+What a host sees (stable spec: modelcontextprotocol/ext-skills ``specification/stable/skills.mdx``):
+
+- every file of every skill folder is a resource ``skill://<skill-path>/<file-path>``, read with
+  ``resources/read`` and listed, page by page, by ``resources/list``;
+- ``skills/list`` pages through the skills, each entry a complete manifest: ``uri`` (its SKILL.md), the
+  frontmatter as the SKILL.md's YAML reads (verbatim, as JSON), and ``resources``: every file with its
+  ``sha256:`` digest and size in bytes, SKILL.md first;
+- ``skills/get`` answers the same entry for one SKILL.md URI (``-32602`` for a URI that is no skill here);
+- ``resources/directory/read`` lists a skill folder's direct children (``inode/directory`` for folders).
+
+The extension is advertised, and its methods answered, at protocol 2026-07-28 only (the revision the spec is
+written against; the 2025-11-25 ``ServerCapabilities`` has no ``extensions`` field, so older clients cannot see
+it). Older clients keep the tools, ``resources/list``, ``resources/read`` and the prompt.
+
+Ranking: ``skills/list`` with ``params._meta["skill-router/query"]`` set to the user's request lists only the
+skills the router shows for it, best first (``"skill-router/k"``: how many, 1-50, default the router's k); the
+result's ``_meta`` says whether the router abstained. Without the key the listing holds every skill, in library
+order.
+
+Skill paths. A skill's path is its frontmatter ``name`` (the last URI segment must equal it); a second skill of
+the same name gets its parent folder's name as a prefix (``skill://team-b/pdf/SKILL.md``), then a number. A skill
+whose SKILL.md has no valid frontmatter name and description is not a skill to the extension (``skills/get``
+says why); its files are still resources, under its name in the library.
+
+What is served of a folder: regular files up to :data:`MAX_FILE_BYTES`, symlinks only when they resolve inside
+the skill folder, nothing whose name starts with ``.`` (``.git``, ``.env``), no ``__pycache__``. A skill with more
+than :data:`MAX_SKILL_FILES` files or :data:`MAX_SKILL_BYTES` bytes (the spec's per-skill limits) is not served
+as a skill. Digests are computed from the files as they are on disk when asked, and kept while a file's size and
+modification time stay the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import hashlib
+import json
+import mimetypes
+import os
+import re
+import secrets
+import stat
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal, Mapping
+from urllib.parse import quote, unquote
+
+from router.files import FileTooLargeError, NotRegularFileError, read_bytes
+from router.skill import Skill
+
+EXTENSION = "io.modelcontextprotocol/skills"
+#: The ``_meta`` keys of ``skills/list`` params that rank the listing for a request.
+QUERY_META = "skill-router/query"
+K_META = "skill-router/k"
+#: The ``_meta`` keys of a ranked ``skills/list`` result.
+ABSTAINED_META = "skill-router/abstained"
+REQUEST_ID_META = "skill-router/request_id"
+#: Freshness hint of every listing, entry and read: the server reloads a changed library within a second or two,
+#: and digests let a host see a change anyway; a minute spares a host re-listing on every turn.
+TTL_MS = 60_000
+CACHE_SCOPE: Literal["public", "private"] = "public"  # the same answer for every client: there is no per-user content
+SCHEME = "skill://"
+SKILL_FILE = "SKILL.md"
+DIRECTORY_MIME = "inode/directory"
+MAX_FILE_BYTES = 1 << 20
+MAX_SKILL_FILES = 512
+MAX_SKILL_BYTES = 16 * 1024 * 1024
+#: Entries per page of each paginated method (tests shrink them).
+PAGE_SIZES = {"skills/list": 100, "resources/list": 200, "resources/directory/read": 200}
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+_SKIPPED_DIRS = frozenset({"__pycache__"})
+_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
+
+
+class SkillsError(Exception):
+    """A JSON-RPC error of the extension: ``code`` and a message naming the problem and the fix."""
+
+    def __init__(self, message: str, code: int = INVALID_PARAMS, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """One served file of a skill: where it is, how the extension names it, and its bytes' digest."""
+
+    relative: str  # "/"-separated, inside the skill folder
+    fs_path: str
+    size: int
+    digest: str
+    uri: str
+    mime_type: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A skill folder as the extension addresses it. ``problem`` is why it is no skill to the extension ("" when
+    it is one); ``frontmatter`` is its SKILL.md's YAML as JSON (None when that cannot be read)."""
+
+    skill: Skill
+    path: str  # the skill path: URI-encoded segments joined by "/"
+    name: str
+    frontmatter: Mapping[str, Any] | None
+    problem: str
+
+    @property
+    def uri(self) -> str:
+        return f"{SCHEME}{self.path}/{SKILL_FILE}"
+
+    @property
+    def root(self) -> str:
+        return f"{SCHEME}{self.path}"
+
+
+def valid_name(name: object) -> bool:
+    """The Agent Skills naming rule: 1-64 lowercase letters, digits and hyphens, no hyphen first, last or twice."""
+    return (isinstance(name, str) and 0 < len(name) <= 64 and not name.startswith("-") and not name.endswith("-")
+            and "--" not in name and all(c == "-" or (c.isalnum() and c == c.lower()) for c in name))
+
+
+def mime_type(relative: str) -> str:
+    if relative.lower().endswith((".md", ".markdown")):
+        return "text/markdown"
+    guessed, _ = mimetypes.guess_type(relative, strict=False)
+    return guessed or "application/octet-stream"
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """A YAML value as JSON holds it: dates as ISO text, keys as text; anything else JSON cannot hold fails."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{where} is {value}, which JSON cannot hold")
+        return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise ValueError(f"{where} is a {type(value).__name__}, which JSON cannot hold")
+
+
+def read_frontmatter(skill: Skill) -> tuple[dict[str, Any] | None, str]:
+    """(the SKILL.md's frontmatter as JSON, "") or (None or the partial frontmatter, why it is no skill)."""
+    import yaml
+
+    from router.files import MAX_SKILL_FILE_BYTES
+    from router.frontmatter import FrontmatterError, safe_load, split_frontmatter, yaml_error_text
+
+    try:
+        text = read_bytes(skill.fs_path, MAX_SKILL_FILE_BYTES).decode("utf-8")
+        data = safe_load(split_frontmatter(text)[0])
+    except UnicodeDecodeError:
+        return None, "its SKILL.md is not UTF-8 text"
+    except (OSError, FrontmatterError) as exc:
+        return None, f"its SKILL.md cannot be read ({exc.strerror if isinstance(exc, OSError) else exc})"
+    except yaml.YAMLError as exc:
+        return None, f"its SKILL.md frontmatter is not valid YAML ({yaml_error_text(exc)})"
+    if not isinstance(data, dict):
+        return None, "its SKILL.md frontmatter is not a YAML mapping"
+    try:
+        front = {str(k): _jsonable(v, f"frontmatter field '{k}'") for k, v in data.items()}
+    except ValueError as exc:
+        return None, f"its SKILL.md {exc}"
+    if not valid_name(front.get("name")):
+        return front, (f"its frontmatter name {front.get('name')!r} is not a valid skill name (1-64 lowercase "
+                       "letters, digits and single hyphens, as the Agent Skills specification requires)")
+    if not isinstance(front.get("description"), str) or not front["description"].strip():
+        return front, "its frontmatter has no description"
+    return front, ""
+
+
+def _segment(text: str) -> str:
+    return quote(text, safe="")
+
+
+class SkillSpace:
+    """The extension's view of one router's library: skill paths, manifests, files. Built once per router (a
+    reload builds a new one); digests are cached by file size and modification time."""
+
+    def __init__(self, skills: tuple[Skill, ...]) -> None:
+        self.token = secrets.token_hex(4)  # cursors of an older library are refused by name
+        self._digests: dict[str, tuple[int, int, int, str]] = {}
+        self._lock = threading.Lock()
+        taken: set[str] = set()
+        entries: list[Entry] = []
+        folders = [s for s in skills if s.path]
+        read = [(s, *read_frontmatter(s)) for s in folders]
+        # Skills first, in library order, so that a skill keeps its name as its path whatever else is there.
+        for skill, front, problem in sorted(read, key=lambda item: bool(item[2])):
+            name = front["name"] if front is not None and not problem else _NAME_CHARS.sub("-", skill.name.lower())
+            path = self._claim(skill, _segment(name.strip("-") or "skill"), taken)
+            entries.append(Entry(skill, path, name, front, problem))
+        order = {s.id: i for i, s in enumerate(folders)}
+        self.entries = tuple(sorted(entries, key=lambda e: order[e.skill.id]))
+        self.skills = tuple(e for e in self.entries if not e.problem)
+        self._by_path = {e.path: e for e in self.entries}
+        self._by_id = {e.skill.id: e for e in self.entries}
+        self.names = {e.name: e for e in reversed(self.skills)}  # the first skill of each name
+
+    @staticmethod
+    def _claim(skill: Skill, name: str, taken: set[str]) -> str:
+        parent = os.path.basename(os.path.dirname(skill.directory.rstrip("/")))
+        prefix = _segment(_NAME_CHARS.sub("-", parent.lower()).strip("-") or "skills")
+        candidates = [name, f"{prefix}/{name}", *(f"{prefix}-{n}/{name}" for n in range(2, 10_000))]
+        path = next(c for c in candidates if c not in taken)
+        taken.add(path)
+        return path
+
+    # -- addressing ---------------------------------------------------------------------------------------------
+    def entry_of(self, skill: Skill) -> Entry | None:
+        return self._by_id.get(skill.id)
+
+    def uri_of(self, skill: Skill) -> str:
+        entry = self._by_id.get(skill.id)
+        return entry.uri if entry is not None else f"{SCHEME}{_segment(skill.name)}/{SKILL_FILE}"
+
+    def locate(self, uri: object) -> tuple[Entry, list[str]]:
+        """The skill folder a ``skill://`` URI is in, and the decoded path segments inside it."""
+        if not isinstance(uri, str) or not uri:
+            raise SkillsError(f"uri must be a skill:// URI (text), got {json.dumps(uri)[:80]}")
+        if not uri.startswith(SCHEME):
+            raise SkillsError(f"{uri[:200]} is not a skill:// URI: this server serves skill files as "
+                              "skill://<skill-path>/<file-path> (see resources/list or skills/list)")
+        raw = uri[len(SCHEME):].rstrip("/") if uri != SCHEME else ""
+        parts = raw.split("/")
+        for cut in range(len(parts), 0, -1):  # the longest skill path that prefixes the URI
+            entry = self._by_path.get("/".join(parts[:cut]))
+            if entry is None:
+                entry = self._by_path.get("/".join(parts[:cut]).lower())  # the authority is case-insensitive
+            if entry is not None:
+                inside = [unquote(p) for p in parts[cut:]]
+                for segment in inside:
+                    if segment in ("", ".", ".."):
+                        raise SkillsError(f"{uri[:200]} holds an empty, '.' or '..' segment: address a skill's "
+                                          "files by their path inside the skill folder")
+                    if "\x00" in segment or "/" in segment or "\\" in segment:
+                        raise SkillsError(f"{uri[:200]} holds a NUL, an encoded '/' or a '\\' in a segment")
+                return entry, inside
+        raise SkillsError(f"No skill is served at {uri[:200]}: {self._hint(parts)}")
+
+    def _hint(self, parts: list[str]) -> str:
+        import difflib
+
+        if parts and parts[-1] == SKILL_FILE:
+            parts = parts[:-1]
+        wanted = unquote("/".join(parts)) if parts else ""
+        close = difflib.get_close_matches(wanted, [e.path for e in self.skills], n=3) if wanted else []
+        if close:
+            return "did you mean " + " or ".join(f"{SCHEME}{c}/{SKILL_FILE}" for c in close) + "?"
+        return "call skills/list (or resources/list) for the URIs this server serves"
+
+    def skill_at(self, uri: object) -> Entry:
+        """The skill whose SKILL.md is at ``uri`` (skills/get)."""
+        if isinstance(uri, str) and uri.startswith(SCHEME) and not uri.endswith("/" + SKILL_FILE):
+            raise SkillsError(f"skills/get takes the URI of a skill's SKILL.md (skill://<skill-path>/SKILL.md), "
+                              f"got {uri[:200]}")
+        entry, inside = self.locate(uri)
+        if inside != [SKILL_FILE]:
+            hint = self._hint(str(uri)[len(SCHEME):].split("/"))
+            raise SkillsError(f"No skill is served at {str(uri)[:200]}: {hint}")
+        if entry.problem:
+            raise SkillsError(f"No skill is served at {uri}: the folder of '{entry.skill.name}' is not served as a "
+                              f"skill because {entry.problem}; fix its SKILL.md and the server reloads it")
+        return entry
+
+    # -- files --------------------------------------------------------------------------------------------------
+    def files(self, entry: Entry) -> list[SkillFile]:
+        """The skill's served files, SKILL.md first, then by path; each with its digest."""
+        root = entry.skill.fs_directory
+        real_root = os.path.realpath(root)
+        found: list[SkillFile] = []
+        for relative, fs_path, _ in self._walk(root, real_root, ""):
+            digest = self._digest(fs_path)
+            if digest is None:
+                continue
+            found.append(SkillFile(relative, fs_path, digest[1], digest[0],
+                                   f"{entry.root}/{'/'.join(_segment(p) for p in relative.split('/'))}",
+                                   mime_type(relative)))
+        found.sort(key=lambda f: (f.relative != SKILL_FILE, f.relative))
+        return found
+
+    def _walk(self, folder: str, real_root: str, prefix: str) -> Iterator[tuple[str, str, int]]:
+        try:
+            with os.scandir(folder) as listing:
+                children = sorted(listing, key=lambda d: d.name)
+        except OSError:
+            return
+        for child in children:
+            if not self._served_name(child.name):
+                continue
+            relative = f"{prefix}{child.name}"
+            try:
+                if child.is_symlink():
+                    real = os.path.realpath(child.path)
+                    if os.path.commonpath([real_root, real]) != real_root or not os.path.isfile(real):
+                        continue  # a link out of the folder, or to a folder: never followed
+                    info = os.stat(real)
+                elif child.is_dir(follow_symlinks=False):
+                    if child.name not in _SKIPPED_DIRS:
+                        yield from self._walk(child.path, real_root, relative + "/")
+                    continue
+                else:
+                    info = child.stat(follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+                yield relative, child.path, info.st_size
+
+    @staticmethod
+    def _served_name(name: str) -> bool:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not UTF-8 cannot be a URI segment
+            return False
+        return not name.startswith(".")
+
+    def _digest(self, fs_path: str) -> tuple[str, int] | None:
+        try:
+            info = os.stat(fs_path)
+        except OSError:
+            return None
+        key = (info.st_size, info.st_mtime_ns, info.st_ino)
+        cached = self._digests.get(fs_path)
+        if cached is not None and cached[:3] == key:
+            return cached[3], info.st_size
+        try:
+            data = read_bytes(fs_path, MAX_FILE_BYTES)
+        except OSError:
+            return None
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        with self._lock:
+            self._digests[fs_path] = (*key, digest)
+        return digest, len(data)
+
+    def skill_json(self, entry: Entry) -> dict[str, Any]:
+        """The ``Skill`` entry: uri, frontmatter, and the complete manifest of its files."""
+        files = self.files(entry)
+        if len(files) > MAX_SKILL_FILES or sum(f.size for f in files) > MAX_SKILL_BYTES:
+            raise SkillsError(f"skill {entry.uri} is not served: it has {len(files)} files of "
+                              f"{sum(f.size for f in files)} bytes, beyond the extension's limits of "
+                              f"{MAX_SKILL_FILES} files and {MAX_SKILL_BYTES} bytes per skill")
+        if not files or files[0].relative != SKILL_FILE:
+            raise SkillsError(f"skill {entry.uri} is not served: its SKILL.md cannot be read")
+        return {"uri": entry.uri, "frontmatter": dict(entry.frontmatter or {}),
+                "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in files]}
+
+    def resource_json(self, entry: Entry, file: SkillFile) -> dict[str, Any]:
+        """The ``Resource`` for one file: SKILL.md named and described by its frontmatter."""
+        out: dict[str, Any] = {"uri": file.uri, "name": file.relative.rsplit("/", 1)[-1],
+                               "title": f"{entry.name}/{file.relative}", "mimeType": file.mime_type,
+                               "size": file.size}
+        if file.relative == SKILL_FILE:
+            out["name"] = entry.name
+            description = (entry.frontmatter or {}).get("description")
+            out["description"] = description if isinstance(description, str) else entry.skill.description
+        return out
+
+    def read(self, uri: object) -> tuple[bytes, str]:
+        """(bytes, MIME type) of the file at ``uri``; a URI that names no served file is refused by name."""
+        entry, inside = self.locate(uri)
+        if not inside:
+            raise SkillsError(f"{uri} is a directory resource (a skill folder): read its SKILL.md at "
+                              f"{entry.uri}, or list it with resources/directory/read")
+        relative = "/".join(inside)
+        hidden = next((p for p in inside if not self._served_name(p) or p in _SKIPPED_DIRS), None)
+        if hidden is not None:
+            raise SkillsError(f"{uri} is not served: files and folders named like '{hidden}' (a leading '.', or "
+                              "__pycache__) are kept out of skill resources")
+        path = self._confined(entry, relative, str(uri))
+        try:
+            data = read_bytes(path, MAX_FILE_BYTES)
+        except IsADirectoryError:
+            raise SkillsError(f"{uri} is a folder of skill '{entry.name}': list it with "
+                              "resources/directory/read") from None
+        except FileNotFoundError:
+            raise SkillsError(f"skill '{entry.name}' has no file '{relative}' ({uri}): see its entry in "
+                              "skills/get for the files it has") from None
+        except FileTooLargeError:
+            raise SkillsError(f"{uri} is larger than {MAX_FILE_BYTES} bytes, the largest file this server "
+                              "serves") from None
+        except NotRegularFileError:
+            raise SkillsError(f"{uri} is not a regular file (a FIFO, a device or a socket)") from None
+        except OSError as exc:
+            raise SkillsError(f"cannot read {uri}: {exc.strerror or type(exc).__name__}", -32603) from None
+        return data, mime_type(relative)
+
+    def _confined(self, entry: Entry, relative: str, uri: str) -> str:
+        from router.errors import PathEscapeError
+        from router.paths import resolve_skill_path
+
+        try:
+            return resolve_skill_path(entry.skill, relative, strict=True)
+        except PathEscapeError:
+            raise SkillsError(f"{uri} leaves the folder of skill '{entry.name}' (a symlink out of it): only "
+                              "files inside a skill folder are served") from None
+
+    def directory(self, uri: object) -> list[dict[str, Any]]:
+        """The direct children of a skill folder or one of its folders, as resources."""
+        entry, inside = self.locate(uri)
+        relative = "/".join(inside)
+        if inside and any(not self._served_name(p) or p in _SKIPPED_DIRS for p in inside):
+            raise SkillsError(f"{uri} is not served: folders named with a leading '.' or __pycache__ are kept out")
+        path = self._confined(entry, relative, str(uri)) if inside else entry.skill.fs_directory
+        if not os.path.isdir(path):
+            if os.path.exists(path):
+                raise SkillsError(f"{uri} is not a directory resource: read it with resources/read")
+            raise SkillsError(f"skill '{entry.name}' has no folder '{relative}' ({uri})")
+        real_root = os.path.realpath(entry.skill.fs_directory)
+        base = f"{entry.root}/" + "".join(f"{_segment(p)}/" for p in inside)
+        out: list[dict[str, Any]] = []
+        try:
+            with os.scandir(path) as listing:
+                children = sorted(listing, key=lambda d: d.name)
+        except OSError as exc:
+            raise SkillsError(f"cannot list {uri}: {exc.strerror or type(exc).__name__}", -32603) from None
+        for child in children:
+            if not self._served_name(child.name):
+                continue
+            child_uri = base + _segment(child.name)
+            if child.is_dir(follow_symlinks=False):
+                if child.name not in _SKIPPED_DIRS:
+                    out.append({"uri": child_uri, "name": child.name, "mimeType": DIRECTORY_MIME})
+                continue
+            served = list(self._walk_one(child, real_root))
+            if served:
+                rel = f"{relative}/{child.name}" if relative else child.name
+                out.append({"uri": child_uri, "name": child.name, "mimeType": mime_type(rel), "size": int(served[0])})
+        return out
+
+    @staticmethod
+    def _walk_one(child: os.DirEntry[str], real_root: str) -> Iterator[int]:
+        try:
+            if child.is_symlink():
+                real = os.path.realpath(child.path)
+                if os.path.commonpath([real_root, real]) != real_root:
+                    return
+                info = os.stat(real)
+            else:
+                info = child.stat(follow_symlinks=False)
+        except (OSError, ValueError):
+            return
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+            yield info.st_size
+
+
+# -- cursors ------------------------------------------------------------------------------------------------------
+def make_cursor(method: str, token: str, position: list[int], query: str | None = None) -> str:
+    """An opaque cursor: which listing, of which library, from where (and for which request, when ranked)."""
+    body: dict[str, Any] = {"m": method, "t": token, "p": position}
+    if query is not None:
+        body["q"] = _query_hash(query)
+    return base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def read_cursor(cursor: object, method: str, token: str, size: int, query: str | None = None) -> list[int]:
+    """The position a cursor of ``method`` points at; a cursor this server did not issue for that listing, or
+    issued before the library was reloaded, is refused with the way to start over."""
+    restart = f"call {method} without a cursor to start from the first page"
+    if not isinstance(cursor, str):
+        raise SkillsError(f"cursor must be the text of a nextCursor this server returned, got "
+                          f"{json.dumps(cursor)[:80]}: {restart}")
+    try:
+        body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        position = body["p"]
+        valid = (isinstance(body, dict) and isinstance(position, list) and len(position) == size
+                 and all(type(n) is int and n >= 0 for n in position))
+    except (ValueError, TypeError, KeyError, binascii.Error):
+        valid = False
+    if not valid:
+        raise SkillsError(f"cursor {cursor[:80]!r} is not one this server issued for {method}: {restart}")
+    if body.get("m") != method:
+        raise SkillsError(f"cursor {cursor[:80]!r} was issued by {body.get('m')}, not {method}: {restart}")
+    if body.get("t") != token:
+        raise SkillsError(f"cursor {cursor[:80]!r} belongs to a listing from before the library was reloaded: "
+                          f"{restart}")
+    if body.get("q") != (None if query is None else _query_hash(query)):
+        raise SkillsError(f"cursor {cursor[:80]!r} was issued for a listing ranked for another request (or for "
+                          f"none): pass the same _meta['{QUERY_META}'] as the first page, or {restart}")
+    return list(position)
+
+
+def _query_hash(query: str) -> str:
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+# -- pages ---------------------------------------------------------------------------------------------------------
+class Spaces:
+    """The :class:`SkillSpace` of the service's current router, rebuilt when a reload swaps the router."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._router: Any = None  # a weak reference: a reload frees the old router, not this cache
+        self._space: SkillSpace | None = None
+
+    def of(self, router: Any) -> SkillSpace:
+        import weakref
+
+        with self._lock:
+            if self._router is not None and self._router() is router and self._space is not None:
+                return self._space
+        space = SkillSpace(tuple(router.skills))
+        with self._lock:
+            self._router, self._space = weakref.ref(router), space
+        return space
+
+
+def skills_page(space: SkillSpace, cursor: object, order: list[Entry] | None = None,
+                query: str | None = None) -> dict[str, Any]:
+    """One page of ``skills/list``: every skill (``order`` None) or the ranked ones, whole entries only."""
+    entries = list(space.skills) if order is None else order
+    start = 0 if cursor is None else read_cursor(cursor, "skills/list", space.token, 1, query)[0]
+    size = PAGE_SIZES["skills/list"]
+    skills = []
+    for entry in entries[start:start + size]:
+        try:
+            skills.append(space.skill_json(entry))
+        except SkillsError:
+            continue  # beyond the per-skill limits, or its SKILL.md went away: not served (skills/get says why)
+    out: dict[str, Any] = {"skills": skills, "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
+    if start + size < len(entries):
+        out["nextCursor"] = make_cursor("skills/list", space.token, [start + size], query)
+    return out
+
+
+def resources_page(space: SkillSpace, cursor: object) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of ``resources/list``: the files of every skill folder, folder by folder."""
+    index, offset = [0, 0] if cursor is None else read_cursor(cursor, "resources/list", space.token, 2)
+    size = PAGE_SIZES["resources/list"]
+    out: list[dict[str, Any]] = []
+    while index < len(space.entries) and len(out) < size:
+        entry = space.entries[index]
+        files = space.files(entry)
+        taken = files[offset:offset + size - len(out)]
+        out.extend(space.resource_json(entry, f) for f in taken)
+        offset += len(taken)
+        if offset >= len(files):
+            index, offset = index + 1, 0
+    more = index < len(space.entries)
+    return out, make_cursor("resources/list", space.token, [index, offset]) if more else None
+
+
+def directory_page(space: SkillSpace, uri: object, cursor: object) -> dict[str, Any]:
+    """One page of ``resources/directory/read``."""
+    children = space.directory(uri)
+    start = 0 if cursor is None else read_cursor(cursor, "resources/directory/read", space.token, 1, str(uri))[0]
+    size = PAGE_SIZES["resources/directory/read"]
+    out: dict[str, Any] = {"resources": children[start:start + size]}
+    if start + size < len(children):
+        out["nextCursor"] = make_cursor("resources/directory/read", space.token, [start + size], str(uri))
+    return out
+
+
+def ranking_of(meta: Mapping[str, Any] | None, max_k: int, max_chars: int) -> tuple[str | None, int | None]:
+    """(request, k) from ``skills/list`` params ``_meta``; (None, None) when the listing is not ranked."""
+    meta = meta or {}
+    query, k = meta.get(QUERY_META), meta.get(K_META)
+    if query is None:
+        if k is not None:
+            raise SkillsError(f"_meta['{K_META}'] ranks a listing only with _meta['{QUERY_META}'] (the user's "
+                              "request): add the request, or drop the k")
+        return None, None
+    if not isinstance(query, str) or not query.strip():
+        raise SkillsError(f"_meta['{QUERY_META}'] must be the user's request as non-empty text, got "
+                          f"{json.dumps(query)[:80]}")
+    if len(query) > max_chars:
+        raise SkillsError(f"_meta['{QUERY_META}'] is {len(query)} characters long, more than {max_chars}: send "
+                          "the request itself, not the whole conversation")
+    if k is not None and (type(k) is not int or not 1 <= k <= max_k):
+        raise SkillsError(f"_meta['{K_META}'] must be a whole number from 1 to {max_k}, got {json.dumps(k)[:80]}")
+    return query, k
+
+
+def ranked_entries(space: SkillSpace, routing: Any) -> list[Entry]:
+    """The skills a routing shows, best first (pinned ones after the ranked), that are skills to the extension."""
+    shown = {s.id: s for s in routing.shown}
+    ordered = [shown[m.id] for m in routing.matches if m.id in shown] if routing.routed else []
+    ordered += [s for s in routing.shown if s not in ordered]
+    entries = (space.entry_of(s) for s in ordered)
+    return [e for e in entries if e is not None and not e.problem]
+
+
+# -- the extension ---------------------------------------------------------------------------------------------------
+def session_label(ctx: Any) -> str | None:
+    try:
+        return f"mcp-{id(ctx.session)}"
+    except Exception:  # outside a request
+        return None
+
+
+def as_mcp_error(exc: SkillsError) -> Any:
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=exc.code, message=str(exc), data=exc.data)
+
+
+def require_modern(ctx: Any, method: str) -> None:
+    """The extension's methods answer at the protocol versions that can advertise it."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        raise SkillsError(f"{method} is a method of the MCP Skills extension ({EXTENSION}), which this server "
+                          f"serves at protocol {', '.join(MODERN_PROTOCOL_VERSIONS)}; this session uses "
+                          f"{ctx.protocol_version}: connect at {MODERN_PROTOCOL_VERSIONS[-1]} for it, or read the "
+                          "skills' files with resources/list and resources/read", METHOD_NOT_FOUND,
+                          {"method": method})
+
+
+def skills_extension(service: Any, spaces: Spaces) -> Any:
+    """The ``Extension`` serving ``skills/list``, ``skills/get`` and ``resources/directory/read``."""
+    from mcp.server.extension import Extension, MethodBinding
+    from mcp_types import RequestParams
+    from pydantic import ConfigDict
+
+    from router.serve.log import new_request_id
+    from router.serve.payload import DeadlineExceeded
+    from router.serve.schemas import MAX_K, MAX_TEXT_CHARS
+    from router.serve.service import Busy, NotReady
+
+    # Every field is read here, not by the SDK's validation, so that each bad value gets its own message.
+    class ListParams(RequestParams):
+        model_config = ConfigDict(extra="allow")
+        cursor: Any = None
+
+    class GetParams(RequestParams):
+        model_config = ConfigDict(extra="allow")
+        uri: Any = None
+
+    class DirectoryParams(RequestParams):
+        model_config = ConfigDict(extra="allow")
+        uri: Any = None
+        cursor: Any = None
+
+    async def answer(ctx: Any, method: str, work: Any) -> Any:
+        try:
+            require_modern(ctx, method)
+            try:
+                return await work()
+            except (NotReady, DeadlineExceeded, Busy) as exc:
+                raise SkillsError(f"{method}: {exc}; try again shortly", -32603) from None
+        except SkillsError as exc:
+            raise as_mcp_error(exc) from None
+
+    def space_now() -> SkillSpace:
+        return spaces.of(service.router)
+
+    async def list_skills(ctx: Any, params: ListParams) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            query, k = ranking_of(params.meta, MAX_K, MAX_TEXT_CHARS)
+            if query is None:
+                router = service.router
+                return await service.bounded(service.run(lambda: skills_page(spaces.of(router), params.cursor)))
+            try:
+                router, routing, _ = await service.bounded(service.route(query, k))
+            except Exception as exc:
+                from router.errors import SkillRouterError
+
+                if isinstance(exc, SkillRouterError):
+                    raise SkillsError(f"skills/list cannot rank for this request: {exc}") from None
+                raise
+            request_id = new_request_id()
+
+            def build() -> dict[str, Any]:
+                space = spaces.of(router)
+                page = skills_page(space, params.cursor, ranked_entries(space, routing), query)
+                if service.decision_log is not None and params.cursor is None:
+                    service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session_label(ctx))
+                page["_meta"] = {ABSTAINED_META: bool(routing.abstained), REQUEST_ID_META: request_id}
+                return page
+
+            return await service.bounded(service.run(build))
+
+        return await answer(ctx, "skills/list", work)
+
+    async def get_skill(ctx: Any, params: GetParams) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            if params.uri is None:
+                raise SkillsError("skills/get needs params.uri, the URI of a skill's SKILL.md "
+                                  "(skill://<skill-path>/SKILL.md, as skills/list gives it)")
+
+            def build() -> dict[str, Any]:
+                space = space_now()
+                return {"skill": space.skill_json(space.skill_at(params.uri)), "ttlMs": TTL_MS,
+                        "cacheScope": CACHE_SCOPE}
+
+            return await service.bounded(service.run(build))
+
+        return await answer(ctx, "skills/get", work)
+
+    async def read_directory(ctx: Any, params: DirectoryParams) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            if params.uri is None:
+                raise SkillsError("resources/directory/read needs params.uri, a skill folder (skill://<skill-path>) "
+                                  "or one of its folders")
+            return await service.bounded(service.run(lambda: directory_page(space_now(), params.uri,
+                                                                            params.cursor)))
+
+        return await answer(ctx, "resources/directory/read", work)
+
+    class Skills(Extension):
+        identifier = EXTENSION
+
+        def settings(self) -> dict[str, Any]:
+            return {"directoryRead": True}
+
+        def methods(self) -> list[Any]:
+            return [MethodBinding("skills/list", ListParams, list_skills),
+                    MethodBinding("skills/get", GetParams, get_skill),
+                    MethodBinding("resources/directory/read", DirectoryParams, read_directory)]
+
+    return Skills()
