@@ -469,18 +469,20 @@ def read_cursor(cursor: object, method: str, token: str, size: int, query: str |
                           f"{json.dumps(cursor)[:80]}: {restart}")
     try:
         body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        position = body["p"]
-        valid = (isinstance(body, dict) and isinstance(position, list) and len(position) == size
-                 and all(type(n) is int and n >= 0 for n in position))
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        valid = False
-    if not valid:
+        known = isinstance(body, dict) and body.get("m") in PAGE_SIZES and isinstance(body.get("t"), str)
+    except (ValueError, TypeError, binascii.Error):
+        known = False
+    if not known:
         raise SkillsError(f"cursor {cursor[:80]!r} is not one this server issued for {method}: {restart}")
-    if body.get("m") != method:
-        raise SkillsError(f"cursor {cursor[:80]!r} was issued by {body.get('m')}, not {method}: {restart}")
-    if body.get("t") != token:
+    if body["m"] != method:
+        raise SkillsError(f"cursor {cursor[:80]!r} was issued by {body['m']}, not {method}: {restart}")
+    if body["t"] != token:
         raise SkillsError(f"cursor {cursor[:80]!r} belongs to a listing from before the library was reloaded: "
                           f"{restart}")
+    position = body.get("p")
+    if not (isinstance(position, list) and len(position) == size and all(type(n) is int and n >= 0
+                                                                          for n in position)):
+        raise SkillsError(f"cursor {cursor[:80]!r} is not one this server issued for {method}: {restart}")
     if body.get("q") != (None if query is None else _query_hash(query)):
         raise SkillsError(f"cursor {cursor[:80]!r} was issued for a listing ranked for another request (or for "
                           f"none): pass the same _meta['{QUERY_META}'] as the first page, or {restart}")
