@@ -156,8 +156,10 @@ def test_stdio_server_answers_the_official_client(tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
 
     library = copy_bundled(tmp_path / "skills")
+    # The SDK starts the server with a minimal environment: name the code under test.
     params = StdioServerParameters(command=str(SCRIPT), args=[
-        "mcp", "--skills", str(library), "--index-dir", str(tmp_path / "idx"), "--no-log", "--no-watch"])
+        "mcp", "--skills", str(library), "--index-dir", str(tmp_path / "idx"), "--no-log", "--no-watch"],
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
 
     async def work():
         async with Client(params, read_timeout_seconds=180) as client:
