@@ -143,6 +143,8 @@ def test_skills_get_answers_every_skill_and_refuses_what_is_not_one(server) -> N
 
     async def work(client):
         got = [await raw(client, "skills/get", {"uri": f"skill://{n}/SKILL.md"}) for n in names(service)]
+        by_name = await raw(client, "skills/get", {"name": "weather-forecast"})
+        assert by_name["skill"] == expected_entry(library, "weather-forecast")
         bad = [await refused(client, "skills/get", params) for params in (
             {"uri": "skill://wether-forecast/SKILL.md"}, {"uri": "skill://weather-forecast/references/codes.md"},
             {}, {"uri": 7}, {"uri": "https://example.com/SKILL.md"})]

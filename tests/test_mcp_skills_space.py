@@ -55,7 +55,8 @@ def library(tmp_path: Path) -> tuple[Path, list[Skill]]:
     twin = Skill(name="pdf-b", description="d", path=twin.path, id="pdf-b")
     bad = skill_folder(root, "Bad_Skill", "name: Bad_Skill\ndescription: Breaks the naming rule\n")
     none = skill_folder(root, "undescribed", "name: undescribed\n")
-    return root, [pdf, twin, bad, none]
+    wordy = skill_folder(root, "wordy", f"name: wordy\ndescription: {'w' * 1025}\n")
+    return root, [pdf, twin, bad, none, wordy]
 
 
 def test_skill_paths_names_and_the_manifest_from_the_files(library) -> None:
@@ -63,7 +64,7 @@ def test_skill_paths_names_and_the_manifest_from_the_files(library) -> None:
     space = SkillSpace(tuple(skills))
     assert [(e.path, e.name, e.problem == "") for e in space.entries] == [
         ("pdf", "pdf", True), ("team-b/pdf", "pdf", True), ("bad-skill", "bad-skill", False),
-        ("undescribed", "undescribed", False)]
+        ("undescribed", "undescribed", False), ("wordy", "wordy", False)]
     assert [e.uri for e in space.skills] == ["skill://pdf/SKILL.md", "skill://team-b/pdf/SKILL.md"]
     entry = space.skill_json(space.skill_at("skill://pdf/SKILL.md"))
     folder = root / "pdf"
@@ -83,8 +84,12 @@ def test_a_skill_that_breaks_the_rules_is_refused_by_name(library) -> None:
     cases = {
         "skill://bad-skill/SKILL.md": "No skill is served at skill://bad-skill/SKILL.md: the folder of 'Bad_Skill' is "
                                       "not served as a skill because its frontmatter name 'Bad_Skill' is not a valid "
-                                      "skill name (1-64 lowercase letters, digits and single hyphens, as the Agent "
-                                      "Skills specification requires); fix its SKILL.md and the server reloads it",
+                                      "skill name (1-64 of a-z, 0-9 and single hyphens, as the Agent Skills "
+                                      "specification requires); fix its SKILL.md and the server reloads it",
+        "skill://wordy/SKILL.md": "No skill is served at skill://wordy/SKILL.md: the folder of 'wordy' is not served "
+                                  "as a skill because its frontmatter description is 1025 characters long, more than "
+                                  "the 1024 the Agent Skills specification allows; fix its SKILL.md and the server "
+                                  "reloads it",
         "skill://undescribed/SKILL.md": "No skill is served at skill://undescribed/SKILL.md: the folder of "
                                         "'undescribed' is not served as a skill because its frontmatter has no "
                                         "description; fix its SKILL.md and the server reloads it",
@@ -98,6 +103,14 @@ def test_a_skill_that_breaks_the_rules_is_refused_by_name(library) -> None:
         with pytest.raises(SkillsError) as caught:
             space.skill_at(uri)
         assert (str(caught.value), caught.value.code) == (message, -32602), uri
+    assert space.skill_named("pdf").uri == "skill://pdf/SKILL.md"  # a name is a label: the first of the two
+    for name, message in (("pfd", "No skill named 'pfd' is served: did you mean 'pdf'?"),
+                          ("bad-skill", "No skill named 'bad-skill' is served: call skills/list for the skills this "
+                                        "server serves"),
+                          (3, "name must be a skill's name (text), got 3")):
+        with pytest.raises(SkillsError) as caught:
+            space.skill_named(name)
+        assert str(caught.value) == message
     # its files are still resources, under its name in the library
     assert space.read("skill://bad-skill/SKILL.md")[0].startswith(b"---\nname: Bad_Skill")
 
@@ -189,8 +202,8 @@ def test_pages_and_cursors(library, monkeypatch: pytest.MonkeyPatch) -> None:
         if cursor is None:
             break
     expected = ([f.uri for f in space.files(space.entries[0])] + ["skill://team-b/pdf/SKILL.md",
-                "skill://bad-skill/SKILL.md", "skill://undescribed/SKILL.md"])
-    assert uris == expected and pages == 3  # 6 + 3 files, 4 a page
+                "skill://bad-skill/SKILL.md", "skill://undescribed/SKILL.md", "skill://wordy/SKILL.md"])
+    assert uris == expected and pages == 3  # 6 + 4 files, 4 a page
     restart = "call skills/list without a cursor to start from the first page"
     cases = {"zzz": f"cursor 'zzz' is not one this server issued for skills/list: {restart}",
              mcp_skills.make_cursor("resources/list", space.token, [0, 0]):

@@ -4,6 +4,7 @@
     app.py       the FastAPI application (``skill-router serve``): /v1 endpoints, security, errors, metrics
     schemas.py   request bodies and their bounds
     mcp.py       the MCP server (mounted at /mcp, and ``skill-router mcp`` on stdio)
+    mcp_skills.py  the MCP Skills extension (skills/list, skills/get) and the skill files as MCP resources
     hooks.py     ``UserPromptSubmit`` hooks for Claude Code and Codex (stdlib only: a hook must start fast)
     log.py       the decision log, and learning / evaluating from it
     reload.py    watching the skill folders

@@ -7,7 +7,8 @@ What a host sees (stable spec: modelcontextprotocol/ext-skills ``specification/s
 - ``skills/list`` pages through the skills, each entry a complete manifest: ``uri`` (its SKILL.md), the
   frontmatter as the SKILL.md's YAML reads (verbatim, as JSON), and ``resources``: every file with its
   ``sha256:`` digest and size in bytes, SKILL.md first;
-- ``skills/get`` answers the same entry for one SKILL.md URI (``-32602`` for a URI that is no skill here);
+- ``skills/get`` answers the same entry for one SKILL.md URI (``-32602`` for a URI that is no skill here); with
+  ``params.name`` instead of ``params.uri`` (ours, not the spec's), for the first skill of that frontmatter name;
 - ``resources/directory/read`` lists a skill folder's direct children (``inode/directory`` for folders).
 
 The extension is advertised, and its methods answered, at protocol 2026-07-28 only (the revision the spec is
@@ -74,6 +75,9 @@ INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")
+_VALID_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+#: The Agent Skills specification's longest description, in characters.
+MAX_DESCRIPTION_CHARS = 1024
 
 
 class SkillsError(Exception):
@@ -118,9 +122,8 @@ class Entry:
 
 
 def valid_name(name: object) -> bool:
-    """The Agent Skills naming rule: 1-64 lowercase letters, digits and hyphens, no hyphen first, last or twice."""
-    return (isinstance(name, str) and 0 < len(name) <= 64 and not name.startswith("-") and not name.endswith("-")
-            and "--" not in name and all(c == "-" or (c.isalnum() and c == c.lower()) for c in name))
+    """The Agent Skills naming rule: 1-64 of a-z, 0-9 and hyphens, no hyphen first, last or twice."""
+    return isinstance(name, str) and len(name) <= 64 and _VALID_NAME.fullmatch(name) is not None
 
 
 def mime_type(relative: str) -> str:
@@ -170,10 +173,13 @@ def read_frontmatter(skill: Skill) -> tuple[dict[str, Any] | None, str]:
     except ValueError as exc:
         return None, f"its SKILL.md {exc}"
     if not valid_name(front.get("name")):
-        return front, (f"its frontmatter name {front.get('name')!r} is not a valid skill name (1-64 lowercase "
-                       "letters, digits and single hyphens, as the Agent Skills specification requires)")
+        return front, (f"its frontmatter name {front.get('name')!r} is not a valid skill name (1-64 of a-z, 0-9 "
+                       "and single hyphens, as the Agent Skills specification requires)")
     if not isinstance(front.get("description"), str) or not front["description"].strip():
         return front, "its frontmatter has no description"
+    if len(front["description"]) > MAX_DESCRIPTION_CHARS:
+        return front, (f"its frontmatter description is {len(front['description'])} characters long, more than the "
+                       f"{MAX_DESCRIPTION_CHARS} the Agent Skills specification allows")
     return front, ""
 
 
@@ -269,6 +275,21 @@ class SkillSpace:
         if entry.problem:
             raise SkillsError(f"No skill is served at {uri}: the folder of '{entry.skill.name}' is not served as a "
                               f"skill because {entry.problem}; fix its SKILL.md and the server reloads it")
+        return entry
+
+    def skill_named(self, name: object) -> Entry:
+        """The first skill whose frontmatter name is ``name`` (``skills/get`` with ``params.name``; a name is a
+        label, and two skills may share one: their URIs tell them apart)."""
+        if not isinstance(name, str) or not name:
+            raise SkillsError(f"name must be a skill's name (text), got {json.dumps(name)[:80]}")
+        entry = self.names.get(name)
+        if entry is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(self.names), n=3)
+            hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+                "call skills/list for the skills this server serves"
+            raise SkillsError(f"No skill named {name[:100]!r} is served: {hint}")
         return entry
 
     # -- files --------------------------------------------------------------------------------------------------
@@ -634,6 +655,7 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
     class GetParams(RequestParams):
         model_config = ConfigDict(extra="allow")
         uri: Any = None
+        name: Any = None  # ours: the first skill of this frontmatter name
 
     class DirectoryParams(RequestParams):
         model_config = ConfigDict(extra="allow")
@@ -683,14 +705,15 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
 
     async def get_skill(ctx: Any, params: GetParams) -> dict[str, Any]:
         async def work() -> dict[str, Any]:
-            if params.uri is None:
+            name = params.name
+            if params.uri is None and name is None:
                 raise SkillsError("skills/get needs params.uri, the URI of a skill's SKILL.md "
                                   "(skill://<skill-path>/SKILL.md, as skills/list gives it)")
 
             def build() -> dict[str, Any]:
                 space = space_now()
-                return {"skill": space.skill_json(space.skill_at(params.uri)), "ttlMs": TTL_MS,
-                        "cacheScope": CACHE_SCOPE}
+                entry = space.skill_at(params.uri) if params.uri is not None else space.skill_named(name)
+                return {"skill": space.skill_json(entry), "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
 
             return await service.bounded(service.run(build))
 
