@@ -266,3 +266,18 @@ def test_ranking_meta_is_checked() -> None:
         with pytest.raises(SkillsError) as caught:
             mcp_skills.ranking_of(meta, 50, 8000)
         assert str(caught.value) == message
+
+
+def test_a_reload_rereads_only_the_skill_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    one = skill_folder(tmp_path, "one", "name: one\ndescription: First\n")
+    two = skill_folder(tmp_path, "two", "name: two\ndescription: Second\n")
+    cache = mcp_skills.FileCache()
+    SkillSpace((one, two), cache)
+    read: list[str] = []
+    original = mcp_skills.read_frontmatter
+    monkeypatch.setattr(mcp_skills, "read_frontmatter", lambda skill: read.append(skill.name) or original(skill))
+    Path(two.path).write_text("---\nname: two\ndescription: Second, edited\n---\n")
+    space = SkillSpace((one, two), cache)
+    assert read == ["two"]
+    assert [e.frontmatter for e in space.skills] == [{"name": "one", "description": "First"},
+                                                     {"name": "two", "description": "Second, edited"}]

@@ -183,6 +183,53 @@ def read_frontmatter(skill: Skill) -> tuple[dict[str, Any] | None, str]:
     return front, ""
 
 
+class FileCache:
+    """What was read of each file, kept while its size, modification time and inode stay the same: the digests,
+    and the frontmatter of each SKILL.md (shared by the spaces of successive reloads, so that a reload re-reads
+    only the files that changed)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._digests: dict[str, tuple[tuple[int, int, int], str, int]] = {}
+        self._fronts: dict[str, tuple[tuple[int, int, int], tuple[dict[str, Any] | None, str]]] = {}
+
+    @staticmethod
+    def _key(path: str) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        return info.st_size, info.st_mtime_ns, info.st_ino
+
+    def digest(self, path: str) -> tuple[str, int] | None:
+        """(``sha256:<hex>``, size) of the file's bytes, or None when it cannot be read."""
+        key = self._key(path)
+        cached = self._digests.get(path)
+        if key is None:
+            return None
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        try:
+            data = read_bytes(path, MAX_FILE_BYTES)
+        except OSError:
+            return None
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        with self._lock:
+            self._digests[path] = (key, digest, len(data))
+        return digest, len(data)
+
+    def frontmatter(self, skill: Skill) -> tuple[dict[str, Any] | None, str]:
+        key = self._key(skill.fs_path)
+        cached = self._fronts.get(skill.fs_path)
+        if key is not None and cached is not None and cached[0] == key:
+            return cached[1]
+        found = read_frontmatter(skill)
+        if key is not None:
+            with self._lock:
+                self._fronts[skill.fs_path] = (key, found)
+        return found
+
+
 def _segment(text: str) -> str:
     return quote(text, safe="")
 
@@ -191,14 +238,13 @@ class SkillSpace:
     """The extension's view of one router's library: skill paths, manifests, files. Built once per router (a
     reload builds a new one); digests are cached by file size and modification time."""
 
-    def __init__(self, skills: tuple[Skill, ...]) -> None:
+    def __init__(self, skills: tuple[Skill, ...], cache: FileCache | None = None) -> None:
         self.token = secrets.token_hex(4)  # cursors of an older library are refused by name
-        self._digests: dict[str, tuple[int, int, int, str]] = {}
-        self._lock = threading.Lock()
+        self._cache = cache if cache is not None else FileCache()
         taken: set[str] = set()
         entries: list[Entry] = []
         folders = [s for s in skills if s.path]
-        read = [(s, *read_frontmatter(s)) for s in folders]
+        read = [(s, *self._cache.frontmatter(s)) for s in folders]
         # Skills first, in library order, so that a skill keeps its name as its path whatever else is there.
         for skill, front, problem in sorted(read, key=lambda item: bool(item[2])):
             name = front["name"] if front is not None and not problem else _NAME_CHARS.sub("-", skill.name.lower())
@@ -344,22 +390,7 @@ class SkillSpace:
         return not name.startswith(".")
 
     def _digest(self, fs_path: str) -> tuple[str, int] | None:
-        try:
-            info = os.stat(fs_path)
-        except OSError:
-            return None
-        key = (info.st_size, info.st_mtime_ns, info.st_ino)
-        cached = self._digests.get(fs_path)
-        if cached is not None and cached[:3] == key:
-            return cached[3], info.st_size
-        try:
-            data = read_bytes(fs_path, MAX_FILE_BYTES)
-        except OSError:
-            return None
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        with self._lock:
-            self._digests[fs_path] = (*key, digest)
-        return digest, len(data)
+        return self._cache.digest(fs_path)
 
     def skill_json(self, entry: Entry) -> dict[str, Any]:
         """The ``Skill`` entry: uri, frontmatter, and the complete manifest of its files."""
@@ -522,6 +553,7 @@ class Spaces:
         self._lock = threading.Lock()
         self._router: Any = None  # a weak reference: a reload frees the old router, not this cache
         self._space: SkillSpace | None = None
+        self._files = FileCache()
 
     def of(self, router: Any) -> SkillSpace:
         import weakref
@@ -529,7 +561,7 @@ class Spaces:
         with self._lock:
             if self._router is not None and self._router() is router and self._space is not None:
                 return self._space
-        space = SkillSpace(tuple(router.skills))
+        space = SkillSpace(tuple(router.skills), self._files)
         with self._lock:
             self._router, self._space = weakref.ref(router), space
         return space
