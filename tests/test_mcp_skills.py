@@ -416,3 +416,25 @@ def test_the_inspector_lists_tools_and_resources_and_verifies_every_skill(stdio_
     assert [r["uri"] for r in reports] == [f"skill://{n}/SKILL.md" for n in skills]
     assert all(r["ok"] and r["outcome"] == "verified" and r["conformance"] == [] for r in reports)
     assert sum(len(r["files"]) for r in reports) == sum(len(served(library / n)) for n in skills)
+
+
+def test_the_inspector_pages_through_the_http_server_and_verifies_every_skill(server) -> None:
+    url, service, library, _ = server
+    binary = str(inspector_binary())
+    skills = names(service)
+
+    def run(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([binary, "--cli", "--format", "json", "--quiet", *options, url], capture_output=True,
+                              text=True, timeout=300)
+
+    resources = run("--method", "resources/list")
+    assert resources.returncode == 0, resources.stderr
+    listed = json.loads(resources.stdout)["result"]
+    files = [r["uri"] for n in skills for r in expected_entry(library, n)["resources"]]
+    assert len(files) > 3 * PAGES["resources/list"]
+    assert [r["uri"] for r in listed["resources"]] == files  # it followed every nextCursor
+    verified = run("--protocol-era", "modern", "--method", "skills/list", "--verify")
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
+    reports = [json.loads(line) for line in verified.stdout.splitlines() if line.strip()]
+    assert [r["uri"] for r in reports] == [f"skill://{n}/SKILL.md" for n in skills]  # all three pages
+    assert all(r["outcome"] == "verified" for r in reports)
