@@ -438,3 +438,20 @@ def test_the_inspector_pages_through_the_http_server_and_verifies_every_skill(se
     reports = [json.loads(line) for line in verified.stdout.splitlines() if line.strip()]
     assert [r["uri"] for r in reports] == [f"skill://{n}/SKILL.md" for n in skills]  # all three pages
     assert all(r["outcome"] == "verified" for r in reports)
+
+
+def test_params_the_sdk_refuses_are_named_field_by_field(server) -> None:
+    url, _, _, _ = server
+
+    async def work(client):
+        return [await refused(client, method, params) for method, params in (
+            ("resources/list", {"cursor": 5}), ("resources/read", {}), ("prompts/get", {}),
+            ("prompts/get", {"name": "use_skills_for", "arguments": {"request": 5}}))]
+
+    assert connect(url, "auto", work) == [
+        (-32602, "resources/list was called with bad params (params.cursor: input should be a valid string)"),
+        (-32602, "resources/read was called with bad params (params.uri: field required)"),
+        (-32602, "prompts/get was called with bad params (params.name: field required)"),
+        (-32602, "prompts/get was called with bad params (params.arguments.request: input should be a valid "
+                 "string)"),
+    ]

@@ -180,6 +180,18 @@ def build_mcp(service: Service) -> Any:
                             "load_skill with one of the names it returns.")
         return skill
 
+    async def explain_bad_params(ctx: Any, call_next: Any) -> Any:
+        """Params the SDK's own validation refuses get a message naming each bad field, not "Invalid request
+        parameters"."""
+        from pydantic import ValidationError
+
+        try:
+            return await call_next(ctx)
+        except ValidationError as exc:
+            raise MCPError(code=-32602, message=params_message(getattr(ctx, "method", "the request"), exc)) from None
+
+    server.middleware.append(explain_bad_params)
+
     @server.tool(name="search_skills", title="Search skills", annotations=read_only)
     async def search_skills(query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
                                                         description="the user's request")],
@@ -271,6 +283,15 @@ _CALLS = {
     "read_skill_file": 'read_skill_file with {"name": "<a loaded skill>", "path": "<a file its instructions name, '
                        'relative to its base_directory>"}',
 }
+
+
+def params_message(method: str, exc: Any) -> str:
+    """A refused ``params`` as one line: each bad field and what was wrong with it."""
+    problems = []
+    for error in exc.errors(include_url=False)[:5]:
+        field = ".".join(str(part) for part in error["loc"]) or "params"
+        problems.append(f"{field}: {error['msg'][:1].lower()}{error['msg'][1:]}")
+    return f"{method} was called with bad params ({'; '.join(problems)})"
 
 
 def model_message(tool: str, exc: Exception) -> str:
