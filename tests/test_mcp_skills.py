@@ -455,3 +455,25 @@ def test_params_the_sdk_refuses_are_named_field_by_field(server) -> None:
         (-32602, "prompts/get was called with bad params (params.arguments.request: input should be a valid "
                  "string)"),
     ]
+
+
+def test_after_a_reload_entries_follow_the_files_and_old_cursors_are_refused(server) -> None:
+    url, service, library, _ = server
+    skill_md = library / "haiku-responder" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+
+    async def before(client):
+        return (await raw(client, "skills/list", {}))["nextCursor"]
+
+    cursor = connect(url, "auto", before)
+    assert service.reload().ok
+
+    async def after(client):
+        return (await raw(client, "skills/get", {"uri": "skill://haiku-responder/SKILL.md"}),
+                await refused(client, "skills/list", {"cursor": cursor}))
+
+    got, stale = connect(url, "auto", after)
+    assert got["skill"] == expected_entry(library, "haiku-responder")
+    assert got["skill"]["resources"][0]["size"] == len(skill_md.read_bytes())
+    assert stale == (-32602, f"cursor {cursor[:80]!r} belongs to a listing from before the library was reloaded: "
+                             "call skills/list without a cursor to start from the first page")
