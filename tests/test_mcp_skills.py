@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from router.serve import mcp_skills
+from router.serve import mcp_extension
 from serve_support import copy_bundled, running
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
             "--log-requests", "text", "--no-watch"]
     with pytest.MonkeyPatch.context() as patch:
         for method, size in PAGES.items():
-            patch.setitem(mcp_skills.PAGE_SIZES, method, size)
+            patch.setitem(mcp_extension.PAGE_SIZES, method, size)
         with running(argv) as (url, service):
             yield f"{url}/mcp", service, library, root
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from router.serve import mcp_skills
+from router.serve import mcp_extension, mcp_skills
 from router.serve.mcp_skills import SkillsError, SkillSpace
 from router.skill import Skill
 
@@ -186,16 +186,16 @@ def test_directories_list_their_served_children(library) -> None:
 def test_pages_and_cursors(library, monkeypatch: pytest.MonkeyPatch) -> None:
     _, skills = library
     space = SkillSpace(tuple(skills))
-    monkeypatch.setitem(mcp_skills.PAGE_SIZES, "skills/list", 1)
-    monkeypatch.setitem(mcp_skills.PAGE_SIZES, "resources/list", 4)
-    first = mcp_skills.skills_page(space, None)
-    second = mcp_skills.skills_page(space, first["nextCursor"])
+    monkeypatch.setitem(mcp_extension.PAGE_SIZES, "skills/list", 1)
+    monkeypatch.setitem(mcp_extension.PAGE_SIZES, "resources/list", 4)
+    first = mcp_extension.skills_page(space, None)
+    second = mcp_extension.skills_page(space, first["nextCursor"])
     assert [s["uri"] for s in first["skills"] + second["skills"]] == ["skill://pdf/SKILL.md",
                                                                      "skill://team-b/pdf/SKILL.md"]
     assert "nextCursor" not in second and first["ttlMs"] == 60_000 and first["cacheScope"] == "public"
     uris, cursor, pages = [], None, 0
     while True:
-        page, cursor = mcp_skills.resources_page(space, cursor)
+        page, cursor = mcp_extension.resources_page(space, cursor)
         pages += 1
         uris += [r["uri"] for r in page]
         assert len(page) == 4 or cursor is None
@@ -206,20 +206,20 @@ def test_pages_and_cursors(library, monkeypatch: pytest.MonkeyPatch) -> None:
     assert uris == expected and pages == 3  # 6 + 4 files, 4 a page
     restart = "call skills/list without a cursor to start from the first page"
     cases = {"zzz": f"cursor 'zzz' is not one this server issued for skills/list: {restart}",
-             mcp_skills.make_cursor("resources/list", space.token, [0, 0]):
+             mcp_extension.make_cursor("resources/list", space.token, [0, 0]):
                  "was issued by resources/list, not skills/list",
-             mcp_skills.make_cursor("skills/list", "0000", [1]): "belongs to a listing from before the library was "
+             mcp_extension.make_cursor("skills/list", "0000", [1]): "belongs to a listing from before the library was "
                                                                  "reloaded",
-             mcp_skills.make_cursor("skills/list", space.token, [1], "a request"): "was issued for a listing ranked "
+             mcp_extension.make_cursor("skills/list", space.token, [1], "a request"): "was issued for a listing ranked "
                                                                                    "for another request"}
     for cursor, message in cases.items():
         with pytest.raises(SkillsError) as caught:
-            mcp_skills.skills_page(space, cursor)
+            mcp_extension.skills_page(space, cursor)
         assert message in str(caught.value) and str(caught.value).endswith(restart.replace(
             "call", "pass the same _meta['skill-router/query'] as the first page, or call")
             if "ranked" in message else restart)
     with pytest.raises(SkillsError, match="must be the text of a nextCursor"):
-        mcp_skills.skills_page(space, 7)
+        mcp_extension.skills_page(space, 7)
 
 
 def test_a_skill_beyond_the_limits_is_not_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,7 +228,7 @@ def test_a_skill_beyond_the_limits_is_not_listed(tmp_path: Path, monkeypatch: py
         (tmp_path / "many-files" / f"f{n:03}.txt").write_text("x")
     small = skill_folder(tmp_path, "small", "name: small\ndescription: One file\n")
     space = SkillSpace((big, small))
-    assert [s["uri"] for s in mcp_skills.skills_page(space, None)["skills"]] == ["skill://small/SKILL.md"]
+    assert [s["uri"] for s in mcp_extension.skills_page(space, None)["skills"]] == ["skill://small/SKILL.md"]
     with pytest.raises(SkillsError) as caught:
         space.skill_json(space.skill_at("skill://many-files/SKILL.md"))
     size = sum(p.stat().st_size for p in (tmp_path / "many-files").iterdir())
@@ -250,8 +250,8 @@ def test_digests_follow_the_files(tmp_path: Path) -> None:
 
 
 def test_ranking_meta_is_checked() -> None:
-    assert mcp_skills.ranking_of(None, 50, 8000) == (None, None)
-    assert mcp_skills.ranking_of({"skill-router/query": "rain?", "skill-router/k": 3}, 50, 8000) == ("rain?", 3)
+    assert mcp_extension.ranking_of(None, 50, 8000) == (None, None)
+    assert mcp_extension.ranking_of({"skill-router/query": "rain?", "skill-router/k": 3}, 50, 8000) == ("rain?", 3)
     cases = {("", None): "_meta['skill-router/query'] must be the user's request as non-empty text, got \"\"",
              (5, None): "_meta['skill-router/query'] must be the user's request as non-empty text, got 5",
              ("x" * 8001, None): "_meta['skill-router/query'] is 8001 characters long, more than 8000: send the "
@@ -264,7 +264,7 @@ def test_ranking_meta_is_checked() -> None:
         meta = {key: value for key, value in (("skill-router/query", query), ("skill-router/k", k))
                 if value is not None}
         with pytest.raises(SkillsError) as caught:
-            mcp_skills.ranking_of(meta, 50, 8000)
+            mcp_extension.ranking_of(meta, 50, 8000)
         assert str(caught.value) == message
 
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
-from router.serve import mcp_skills
+from router.serve import mcp_extension, mcp_skills
 from router.serve.log import new_request_id
 from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from router.serve.payload import DeadlineExceeded
@@ -88,14 +88,14 @@ def build_mcp(service: Service) -> Any:
 
     from router import __version__
 
-    spaces = mcp_skills.Spaces()
+    spaces = mcp_extension.Spaces()
 
     async def in_pool(fn: Any) -> Any:
         """``fn()`` in the worker pool under the deadline; any refusal is a JSON-RPC error naming it."""
         try:
             return await service.bounded(service.run(fn))
         except mcp_skills.SkillsError as exc:
-            raise mcp_skills.as_mcp_error(exc) from None
+            raise mcp_extension.as_mcp_error(exc) from None
         except (DeadlineExceeded, Busy, NotReady) as exc:
             raise MCPError(code=-32603, message=f"{exc}; try again shortly") from None
 
@@ -111,7 +111,7 @@ def build_mcp(service: Service) -> Any:
         # resources/list pages through every skill file (the SDK's own handler has no cursor).
         async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
             cursor = getattr(params, "cursor", None)
-            resources, next_cursor = await in_pool(lambda: mcp_skills.resources_page(spaces.of(service.router),
+            resources, next_cursor = await in_pool(lambda: mcp_extension.resources_page(spaces.of(service.router),
                                                                                      cursor))
             return ListResourcesResult(resources=[Resource.model_validate(r) for r in resources],
                                        next_cursor=next_cursor)
@@ -145,7 +145,7 @@ def build_mcp(service: Service) -> Any:
 
     hint = CacheHint(ttl_ms=mcp_skills.TTL_MS, scope=mcp_skills.CACHE_SCOPE)
     server = Server("skill-router", instructions=INSTRUCTIONS, version=__version__,
-                    extensions=[mcp_skills.skills_extension(service, spaces)],
+                    extensions=[mcp_extension.skills_extension(service, spaces)],
                     cache_hints={"resources/list": hint, "resources/read": hint, "resources/templates/list": hint})
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
