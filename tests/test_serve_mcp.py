@@ -137,7 +137,7 @@ def test_skill_resource_is_the_skill_file(server) -> None:
         return templates, read
 
     templates, read = call(url, work)
-    assert [t.uri_template for t in templates.resource_templates] == ["skill://{name}/SKILL.md"]
+    assert [t.uri_template for t in templates.resource_templates] == ["skill://{+path}"]
     assert read.contents[0].text == (library / "weather-forecast" / "SKILL.md").read_text()
 
 
@@ -156,8 +156,10 @@ def test_stdio_server_answers_the_official_client(tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
 
     library = copy_bundled(tmp_path / "skills")
+    # The SDK starts the server with a minimal environment: name the code under test.
     params = StdioServerParameters(command=str(SCRIPT), args=[
-        "mcp", "--skills", str(library), "--index-dir", str(tmp_path / "idx"), "--no-log", "--no-watch"])
+        "mcp", "--skills", str(library), "--index-dir", str(tmp_path / "idx"), "--no-log", "--no-watch"],
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
 
     async def work():
         async with Client(params, read_timeout_seconds=180) as client:

@@ -11,7 +11,10 @@ Tools (all read-only):
                                   which the skill's relative paths resolve
     ``read_skill_file(name, path)``  a file inside that skill's folder (strict confinement: no ``..``, no symlink
                                   out of the folder)
-Resource: ``skill://{name}/SKILL.md``.
+Resources: every file of every skill folder, ``skill://<skill-path>/<file-path>`` (``resources/list`` pages
+through them; ``resources/read`` reads one, confined to the skill folders). Prompt: ``use_skills_for(request)``, the
+skills the router shows for a request as the profile renders them, then the request. At protocol 2026-07-28 the
+MCP Skills extension (``skills/list``, ``skills/get``, ``resources/directory/read``: :mod:`router.serve.mcp_skills`).
 
 Each tool does its work in the service's worker pool under the request deadline (``--request-timeout``): a call
 past it fails with a tool error naming the deadline, and the other tools and the HTTP API keep answering.
@@ -19,13 +22,13 @@ past it fails with a tool error naming the deadline, and the other tools and the
 
 # No "from __future__ import annotations": the SDK reads the tools' annotations, which name local imports.
 
-import os
 import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
+from router.serve import mcp_extension, mcp_skills
 from router.serve.log import new_request_id
 from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from router.serve.payload import DeadlineExceeded
@@ -69,18 +72,32 @@ class SkillFile(BaseModel):
     content: str
 
 
-def skill_uri(name: str) -> str:
-    return f"skill://{name}/SKILL.md"
+PROMPT = "use_skills_for"
+PROMPT_NONE = "No skill of this library fits this request: go ahead without one."
 
 
 def build_mcp(service: Service) -> Any:
-    """An MCPServer whose tools answer from ``service``'s current router."""
+    """An MCPServer whose tools, resources, prompt and Skills extension answer from ``service``'s current router."""
     from mcp.server import MCPServer
+    from mcp.server.caching import CacheHint
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.server.mcpserver import Context
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import ListResourcesResult, Resource, ResourceTemplate, ToolAnnotations
 
     from router import __version__
+
+    spaces = mcp_extension.Spaces()
+
+    async def in_pool(fn: Any) -> Any:
+        """``fn()`` in the worker pool under the deadline; any refusal is a JSON-RPC error naming it."""
+        try:
+            return await service.bounded(service.run(fn))
+        except mcp_skills.SkillsError as exc:
+            raise mcp_extension.as_mcp_error(exc) from None
+        except (DeadlineExceeded, Busy, NotReady) as exc:
+            raise MCPError(code=-32603, message=f"{exc}; try again shortly") from None
 
     class Server(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -91,7 +108,45 @@ def build_mcp(service: Service) -> Any:
                     raise
                 raise ToolError(model_message(name, exc)) from exc.__cause__
 
-    server = Server("skill-router", instructions=INSTRUCTIONS, version=__version__)
+        # resources/list pages through every skill file (the SDK's own handler has no cursor).
+        async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+            cursor = getattr(params, "cursor", None)
+            resources, next_cursor = await in_pool(lambda: mcp_extension.resources_page(spaces.of(service.router),
+                                                                                     cursor))
+            return ListResourcesResult(resources=[Resource.model_validate(r) for r in resources],
+                                       next_cursor=next_cursor)
+
+        async def list_resource_templates(self) -> list[Any]:
+            return [ResourceTemplate(uri_template="skill://{+path}", name="skill-file", title="A file of a skill",
+                                     description="skill://<skill-path>/SKILL.md is a skill's instructions; its "
+                                                 "other files sit beside it at their paths in the skill folder")]
+
+        async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            data, mime = await in_pool(lambda: spaces.of(service.router).read(str(uri)))
+            if b"\x00" not in data:
+                try:
+                    return [ReadResourceContents(content=data.decode("utf-8"), mime_type=mime)]
+                except UnicodeDecodeError:
+                    pass
+            return [ReadResourceContents(content=data, mime_type=mime)]  # sent as a base64 blob
+
+        async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+            if name != PROMPT:
+                raise MCPError(code=-32602, message=f"there is no prompt named {name[:100]!r}: the prompt is "
+                                                    f"{PROMPT}, with the argument 'request'")
+            request = (arguments or {}).get("request")
+            if not isinstance(request, str) or not request.strip():
+                raise MCPError(code=-32602, message=f"{PROMPT} needs the argument 'request': the user's request as "
+                                                    "non-empty text")
+            if len(request) > MAX_TEXT_CHARS:
+                raise MCPError(code=-32602, message=f"{PROMPT}'s request is {len(request)} characters long, more "
+                                                    f"than {MAX_TEXT_CHARS}: send the request itself")
+            return await super().get_prompt(name, arguments, context)
+
+    hint = CacheHint(ttl_ms=mcp_skills.TTL_MS, scope=mcp_skills.CACHE_SCOPE)
+    server = Server("skill-router", instructions=INSTRUCTIONS, version=__version__,
+                    extensions=[mcp_extension.skills_extension(service, spaces)],
+                    cache_hints={"resources/list": hint, "resources/read": hint, "resources/templates/list": hint})
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
 
@@ -125,6 +180,18 @@ def build_mcp(service: Service) -> Any:
                             "load_skill with one of the names it returns.")
         return skill
 
+    async def explain_bad_params(ctx: Any, call_next: Any) -> Any:
+        """Params the SDK's own validation refuses get a message naming each bad field, not "Invalid request
+        parameters"."""
+        from pydantic import ValidationError
+
+        try:
+            return await call_next(ctx)
+        except ValidationError as exc:
+            raise MCPError(code=-32602, message=params_message(getattr(ctx, "method", "the request"), exc)) from None
+
+    server.middleware.append(explain_bad_params)
+
     @server.tool(name="search_skills", title="Search skills", annotations=read_only)
     async def search_skills(query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
                                                         description="the user's request")],
@@ -141,6 +208,7 @@ def build_mcp(service: Service) -> Any:
 
         def build() -> SearchResult:
             request_id = new_request_id()
+            space = spaces.of(router)
             if service.decision_log is not None:
                 service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session)
             by_id = {s.id: s for s in routing.shown}
@@ -151,7 +219,7 @@ def build_mcp(service: Service) -> Any:
                 pairs = [(s, None) for s in routing.shown]
             hits = [SkillHit(name=s.name, description=s.description,
                              score=None if score is None else round(score, 6), base_directory=s.directory or None,
-                             uri=skill_uri(s.name)) for s, score in pairs]
+                             uri=space.uri_of(s)) for s, score in pairs]
             return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained),
                                 request_id=request_id)
 
@@ -191,18 +259,19 @@ def build_mcp(service: Service) -> Any:
         skill = find(current(), name)
         return await work(lambda: SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError)))
 
-    @server.resource("skill://{name}/SKILL.md", mime_type="text/markdown", title="SKILL.md")
-    async def skill_file(name: str) -> str:
-        """A skill's SKILL.md."""
+    @server.prompt(name=PROMPT, title="Use the skills for a request")
+    async def use_skills_for(request: str, ctx: Context | None = None) -> list[dict[str, Any]]:
+        """The skills that fit a request, as the harness lists them, then the request."""
         try:
-            router = service.router
-        except NotReady as exc:
-            raise ResourceError(str(exc)) from None
-        skill = router.registry.find(name)
-        if skill is None or not skill.path:
-            raise ResourceError(f"no skill named '{name}' with a SKILL.md")
-        return await work(lambda: _read_confined(skill, os.path.basename(skill.path), ResourceError)["content"],
-                          ResourceError)
+            router, routing, _ = await service.bounded(service.route(request))
+        except (SkillRouterError, NotReady, Busy, DeadlineExceeded) as exc:
+            raise MCPError(code=-32603, message=f"{PROMPT}: {exc}") from None
+        if service.decision_log is not None:
+            service.decision_log.routed(new_request_id(), "mcp", request, routing, session=session_of(ctx))
+        shown = list(routing.shown)
+        listing = router.profile.render(shown) if shown else PROMPT_NONE
+        return [{"role": "user", "content": {"type": "text", "text": listing}},
+                {"role": "user", "content": {"type": "text", "text": request}}]
 
     return server
 
@@ -214,6 +283,15 @@ _CALLS = {
     "read_skill_file": 'read_skill_file with {"name": "<a loaded skill>", "path": "<a file its instructions name, '
                        'relative to its base_directory>"}',
 }
+
+
+def params_message(method: str, exc: Any) -> str:
+    """A refused ``params`` as one line: each bad field and what was wrong with it."""
+    problems = []
+    for error in exc.errors(include_url=False)[:5]:
+        field = ".".join(str(part) for part in error["loc"]) or "params"
+        problems.append(f"{field}: {error['msg'][:1].lower()}{error['msg'][1:]}")
+    return f"{method} was called with bad params ({'; '.join(problems)})"
 
 
 def model_message(tool: str, exc: Exception) -> str:
