@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from router.catalog import load_catalog
 from router.errors import SkillNotFoundError, SkillsFolderError
 from router.files import read_bytes
-from router.profiles import Discovery, Profile, get_profile
+from router.profiles import Capability, Discovery, Profile, get_profile
 from router.registry import SkillRegistry
 from router.skill import Skill
 
@@ -42,8 +42,9 @@ def skill_folders(roots: Sequence[str | os.PathLike[str]] | None, profile: str |
     if roots is not None:
         return [os.fspath(r) for r in roots]
     profile = get_profile(profile)
-    harness_folders = getattr(profile, "harness_folders", None)
-    return list(harness_folders()) if harness_folders is not None else list(profile.default_roots)
+    if profile.provides(Capability.HARNESS_FOLDERS):
+        return profile.harness_folders()
+    return list(profile.default_roots)
 
 
 def discover(roots: Sequence[str | os.PathLike[str]] | None, profile: str | Profile, *,

@@ -101,8 +101,8 @@ def test_emit_config_needs_a_harness_with_a_switch(tmp_path: Path, capsys) -> No
     write_skill(tmp_path / "lib", "only", "One skill")
     status, out, err = run(capsys, "prompt", "--profile", "genkit", "--skills", str(tmp_path / "lib"), "--emit-config")
     assert (status, out) == (2, "")
-    assert err == ("skill-router prompt: error: --emit-config needs a harness with its own switch: use --profile codex "
-                   "or --profile claude-code, not genkit\n")
+    assert err == ("skill-router prompt: error: --emit-config needs a harness with its own switch: use --profile "
+                   "claude-code or --profile codex, not genkit\n")
 
 
 def test_emit_config_leaves_only_the_routed_skills_enabled(tmp_path: Path, capsys) -> None:

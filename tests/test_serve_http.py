@@ -222,10 +222,11 @@ def test_metrics_count_requests_errors_skills_and_reloads(server) -> None:
 def test_openapi_has_a_schema_for_every_body(server) -> None:
     client, _, _, _ = server
     spec = client.get("/openapi.json").json()
-    for path in ("/v1/route", "/v1/route/batch", "/v1/tool", "/v1/inject", "/v1/hooks/claude-code",
-                 "/v1/hooks/codex"):
+    for path in ("/v1/route", "/v1/route/batch", "/v1/tool", "/v1/inject", "/v1/hooks/{harness}"):
         body = spec["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert "$ref" in body, path
+    [harness] = spec["paths"]["/v1/hooks/{harness}"]["post"]["parameters"]
+    assert harness["schema"]["enum"] == ["claude-code", "codex"]
     assert spec["components"]["schemas"]["RouteRequest"]["properties"]["k"]["anyOf"][0]["maximum"] == 50
 
 

@@ -8,8 +8,8 @@ Endpoints (bodies and answers in ``/openapi.json``)::
     GET  /v1/skills/{name}      one skill's metadata (?body=true adds the Markdown body)
     POST /v1/tool               {name | arguments} -> exactly the profile's skill-tool result, or its error (422)
     POST /v1/inject             {messages, k?} -> the messages with the routed catalogue injected (idempotent)
-    POST /v1/hooks/claude-code  UserPromptSubmit JSON -> hook JSON ({} when there is nothing to add)
-    POST /v1/hooks/codex        the same for Codex
+    POST /v1/hooks/{harness}    UserPromptSubmit JSON -> hook JSON ({} when there is nothing to add), for each
+                                profile with a prompt hook (claude-code, codex)
     POST /v1/reindex            rebuild from the skill folders now
     GET  /healthz  /readyz  /metrics
     /mcp                        MCP over streamable HTTP (see router.serve.mcp)
@@ -36,7 +36,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import Any, Sequence, cast
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -446,13 +446,15 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
 
         return await answer(build)
 
-    @app.post("/v1/hooks/claude-code", tags=["hooks"], summary="Claude Code UserPromptSubmit hook (type http)")
-    async def hook_claude(body: HookInput) -> Response:
-        return await answer_hook("claude-code", body)
+    harnesses = hooks.harnesses()
 
-    @app.post("/v1/hooks/codex", tags=["hooks"], summary="Codex UserPromptSubmit hook")
-    async def hook_codex(body: HookInput) -> Response:
-        return await answer_hook("codex", body)
+    @app.post("/v1/hooks/{harness}", tags=["hooks"], summary="a harness's UserPromptSubmit hook (Claude Code: type "
+                                                              "http)")
+    async def hook(body: HookInput, harness: str = Path(json_schema_extra={"enum": list(harnesses)})) -> Response:
+        if harness not in harnesses:
+            return _json(404, "unknown_harness", f"unknown harness '{harness[:100]}': choose one of "
+                                                 f"{', '.join(harnesses)}")
+        return await answer_hook(harness, body)
 
     # -- operations -----------------------------------------------------------------------------------------------
     @app.post("/v1/reindex", tags=["operations"], summary="rebuild from the skill folders now")
