@@ -225,7 +225,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         if held is not None:
             held = {k: v for k, v in held.items() if not k.startswith(("abstention_", "false_abstention"))}
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
-                      objective=objective, check=check, notes=tuple(notes))  # type: ignore[arg-type]
+                      objective=objective, check=check, notes=tuple(notes))
 
 
 def _first_best(values: Sequence[float]) -> int:
