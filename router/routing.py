@@ -469,3 +469,9 @@ class Router:
         """Answer a skill-tool call for any registered skill, exactly as the harness does."""
         return self._profile.call_tool(self._registry, arguments, call_name)
 
+    def load_skill(self, name: str) -> str:
+        """What the skill tool answers when the model loads the skill called ``name`` (the one call path of the
+        ``use`` command, ``POST /v1/tool {"name"}`` and the MCP ``load_skill`` tool)."""
+        arguments, call_name = self._profile.skill_call(name, list(self.skills))
+        return self.call_tool(arguments, call_name)
+

@@ -23,11 +23,12 @@ import os
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
 from router.serve.log import new_request_id
-from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from router.serve.schemas import (MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, LoadedSkill, SearchResult, SkillFile,
+                                  SkillHit)
 from router.serve.payload import DeadlineExceeded
 from router.serve.service import Busy, NotReady, Service
 
@@ -38,35 +39,6 @@ INSTRUCTIONS = (
     "Relative paths in a skill resolve against its base_directory: read them with read_skill_file(name, path). "
     "Load only the skills you use."
 )
-
-
-class SkillHit(BaseModel):
-    name: str
-    description: str
-    score: float | None = Field(description="fused routing score; null when the library is small enough to be "
-                                            "shown whole")
-    base_directory: str | None
-    uri: str
-
-
-class SearchResult(BaseModel):
-    skills: list[SkillHit]
-    total: int
-    abstained: bool = Field(description="true when no skill is a confident match")
-    request_id: str
-
-
-class LoadedSkill(BaseModel):
-    name: str
-    base_directory: str | None = Field(description="relative paths in the skill resolve against this folder")
-    content: str = Field(description="what the harness's skill tool returns for this skill")
-
-
-class SkillFile(BaseModel):
-    name: str
-    path: str
-    size: int
-    content: str
 
 
 def skill_uri(name: str) -> str:
