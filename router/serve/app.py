@@ -55,9 +55,9 @@ from router.serve.log import new_request_id
 from router.serve.payload import DeadlineExceeded, MetadataTooLarge, encode, metadata_json
 from router.serve.schemas import (MAX_BODY_BYTES, MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, Alive, BatchAnswer,
                                   BatchRequest, ErrorAnswer, HookAnswer, HookInput, InjectAnswer, InjectRequest,
-                                  JSONObject, Loading, MatchAnswer, RankedSkill, RankedSkills, Ready, ReloadAnswer,
-                                  RouteRequest, RoutingAnswer, SkillDetail, SkillList, SkillRow, ToolAnswer,
-                                  ToolRequest)
+                                  JSONObject, Loading, LogHealth, MatchAnswer, RankedSkill, RankedSkills, Ready,
+                                  ReloadAnswer, RouteRequest, RoutingAnswer, SkillDetail, SkillList, SkillRow,
+                                  ToolAnswer, ToolRequest)
 from router.serve.service import Busy, NotReady, Service, failure_reason
 
 if TYPE_CHECKING:
@@ -460,7 +460,7 @@ def operation_endpoints(service: Service) -> APIRouter:
         if not result.ok:  # 503: the library cannot be read now; the previous one is still served
             return _json(503, "reload_failed", f"reload failed, still serving the previous library: "
                                                f"{result.message}", result.to_json(), headers={"Retry-After": "5"})
-        return json_answer(result.to_json())
+        return answer_of(ReloadAnswer.model_validate(result.to_json()))
 
     @api.get("/healthz", summary="the process is alive", response_model=Alive, responses=documented())
     async def healthz() -> Alive:
@@ -483,8 +483,8 @@ def operation_endpoints(service: Service) -> APIRouter:
         ready = Ready(status="ready", profile=router.profile.name, skills=len(router.skills),
                       errors=list(last.errors) if last else [], warnings=list(last.warnings) if last else [],
                       notes=list(service.notes), reloads=service.reloads, reload_error=service.reload_error,
-                      last_reload=ReloadAnswer(**last.to_json()) if last else None,
-                      log=decision_log.health() if decision_log is not None else None)
+                      last_reload=ReloadAnswer.model_validate(last.to_json()) if last else None,
+                      log=LogHealth.model_validate(decision_log.health()) if decision_log is not None else None)
         return JSONResponse(ready.model_dump())
 
     @api.get("/metrics", summary="Prometheus metrics", response_class=Response, responses={

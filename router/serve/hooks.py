@@ -38,9 +38,15 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
+
+if TYPE_CHECKING:
+    from router.profiles import Profile
+    from router.ranking import Routing
+    from router.routing import Router
+    from router.skill import Skill
 
 MAX_CONTEXT_CHARS = 2000
 EVENT = "UserPromptSubmit"
@@ -73,7 +79,7 @@ def harnesses() -> tuple[str, ...]:
     return with_capability(Capability.HOOK)
 
 
-def harness_profile(harness: str) -> Any:
+def harness_profile(harness: str) -> Profile:
     """The profile of ``harness``; HookError naming the harnesses with a hook otherwise."""
     from router.profiles import Capability, get_profile, profile_names
 
@@ -83,7 +89,7 @@ def harness_profile(harness: str) -> Any:
     return profile
 
 
-def hook_context(harness: str, skills: Sequence[Any]) -> str:
+def hook_context(harness: str, skills: Sequence[Skill]) -> str:
     """The additional context naming ``skills`` (best first) for ``harness``: the harness profile's own
     ``hook_context``, with whole lines dropped from the end until it fits :data:`MAX_CONTEXT_CHARS`; '' for none."""
     render = harness_profile(harness).hook_context
@@ -95,7 +101,7 @@ def hook_context(harness: str, skills: Sequence[Any]) -> str:
     return ""
 
 
-def routing_context(harness: str, routing: Any) -> str:
+def routing_context(harness: str, routing: Routing) -> str:
     """The context for one :class:`router.routing.Routing`: '' when it abstained or did not route."""
     if routing.abstained or not routing.routed or not routing.shown:
         return ""
@@ -296,7 +302,7 @@ def _content_length(head: bytes, url: str) -> int | None:
     return None
 
 
-def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Any:
+def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
     """The router of the in-process fallback: ``--skills``/``--catalog``, else what the harness's profile discovers
     when it runs in ``cwd``; ``--profile``, else the harness's; ``--config``, else
     ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""

@@ -11,7 +11,7 @@ Answers: one model per answer (``/openapi.json`` shows them, the MCP tools retur
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -25,6 +25,8 @@ MAX_MESSAGES = 200
 MAX_PARTS = 64
 MAX_NAMES = 50
 MAX_NAME_CHARS = 256
+#: A JSON object (the metadata of a skill, a message as sent).
+JSONObject = dict[str, JsonValue]
 
 
 def _unicode(text: str) -> str:
@@ -91,7 +93,7 @@ class RouteRequest(BaseModel):
             _conversation(self.messages)
         return self
 
-    def request(self) -> Any:
+    def request(self) -> str | list[JSONObject]:
         if self.query is not None:
             return self.query
         return [m.model_dump(exclude_unset=True) for m in self.messages or ()]
@@ -102,7 +104,7 @@ class RouteRequest(BaseModel):
             return self.query
         from router.conversation import conversation_text
 
-        return conversation_text(self.request()).request
+        return conversation_text([m.model_dump(exclude_unset=True) for m in self.messages or ()]).request
 
 
 class BatchRequest(BaseModel):
@@ -132,7 +134,7 @@ class ToolRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: Name | None = None
-    arguments: dict[str, Any] | Text | None = None
+    arguments: dict[str, JsonValue] | Text | None = None
     call_name: Annotated[str, Field(max_length=MAX_NAME_CHARS)] | None = None
     route_id: Annotated[str, Field(max_length=64)] | None = Field(
         None, description="the request_id of the routing this load follows (for the decision log)")
@@ -156,8 +158,6 @@ class HookInput(BaseModel):
 
 
 # -- answers ------------------------------------------------------------------------------------------------------
-#: A JSON object (the metadata of a skill, a message as sent).
-JSONObject = dict[str, JsonValue]
 
 
 class Answer(BaseModel):
