@@ -291,14 +291,14 @@ def routing_endpoints(service: Service, record: _Recorder) -> APIRouter:
     api = APIRouter(tags=["routing"])
 
     @api.post("/v1/route", summary="rank the skills for one request", response_model=RoutingAnswer,
-              response_class=Response, responses=documented(*BODY_ERRORS, 404))
+              responses=documented(*BODY_ERRORS, 404))
     async def route(body: RouteRequest) -> Response:
         router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
         return await _answer(service, lambda: routing_answer(router, routing,
                                                              record("route", body.text(), routing, body.k), timings))
 
     @api.post("/v1/route/batch", summary="rank the skills for several requests", response_model=BatchAnswer,
-              response_class=Response, responses=documented(*BODY_ERRORS, 404))
+              responses=documented(*BODY_ERRORS, 404))
     async def route_batch(body: BatchRequest) -> Response:
         outcomes = await asyncio.gather(*(service.route(r.request(), r.k, r.pin, r.exclude) for r in body.requests),
                                         return_exceptions=True)
@@ -320,7 +320,7 @@ def routing_endpoints(service: Service, record: _Recorder) -> APIRouter:
         return await _answer(service, build)
 
     @api.post("/v1/inject", summary="inject the routed catalogue into chat messages", response_model=InjectAnswer,
-              response_class=Response, responses=documented(*BODY_ERRORS, 404))
+              responses=documented(*BODY_ERRORS, 404))
     async def inject(body: InjectRequest) -> Response:
         from router.conversation import conversation_text
         from router.inject import inject as inject_block
@@ -343,7 +343,7 @@ def skill_endpoints(service: Service, record: _Recorder) -> APIRouter:
     api = APIRouter(tags=["skills"])
 
     @api.get("/v1/skills", summary="every skill, or the skills ranked for ?q=",
-             response_model=SkillList | RankedSkills, response_class=Response, responses=documented(422))
+             response_model=SkillList | RankedSkills, responses=documented(422))
     async def skills(q: str | None = Query(None, min_length=1, max_length=MAX_TEXT_CHARS),
                      k: int | None = Query(None, ge=1, le=MAX_K)) -> Response:
         if q is None:
@@ -373,7 +373,7 @@ def skill_endpoints(service: Service, record: _Recorder) -> APIRouter:
         return await _answer(service, ranked)
 
     @api.get("/v1/skills/{name:path}", summary="one skill's metadata (and body on request)",
-             response_model=SkillRow | SkillDetail, response_class=Response, responses=documented(404, 422))
+             response_model=SkillRow | SkillDetail, responses=documented(404, 422))
     async def skill(name: str, body: bool = False) -> Response:
         if len(name) > MAX_NAME_CHARS:
             raise ConfigError(f"skill name is longer than {MAX_NAME_CHARS} characters")
@@ -389,7 +389,7 @@ def skill_endpoints(service: Service, record: _Recorder) -> APIRouter:
         return await service.run(build)
 
     @api.post("/v1/tool", summary="answer a skill-tool call as the harness does", response_model=ToolAnswer,
-              response_class=Response, responses=documented(*BODY_ERRORS))
+              responses=documented(*BODY_ERRORS))
     async def tool(body: ToolRequest) -> Response:
         router = service.router
 
@@ -424,7 +424,7 @@ def hook_endpoints(service: Service, record: _Recorder) -> APIRouter:
     harnesses = hooks.harnesses()
 
     @api.post("/v1/hooks/{harness}", summary="a harness's UserPromptSubmit hook (Claude Code: type http)",
-              response_model=HookAnswer, response_model_exclude_none=True, response_class=Response,
+              response_model=HookAnswer, response_model_exclude_none=True,
               responses=documented(*BODY_ERRORS, 404))
     async def hook(body: HookInput, harness: str = Path(json_schema_extra={"enum": list(harnesses)})) -> Response:
         if harness not in harnesses:
@@ -453,7 +453,7 @@ def operation_endpoints(service: Service) -> APIRouter:
     api = APIRouter(tags=["operations"])
 
     @api.post("/v1/reindex", summary="rebuild from the skill folders now", response_model=ReloadAnswer,
-              response_class=Response, responses=documented())
+              responses=documented())
     async def reindex() -> Response:
         _ = service.router  # 503 while the first load is running
         result = await asyncio.to_thread(service.reload)
@@ -471,7 +471,7 @@ def operation_endpoints(service: Service) -> APIRouter:
                                                                          "(or the guard's 503 errors)"}
 
     @api.get("/readyz", summary="the library is loaded; discovery errors", response_model=Ready,
-             response_class=Response, responses=ready_errors)
+             responses=ready_errors)
     async def readyz() -> Response:
         if not service.ready:
             error = service.load_error
