@@ -20,13 +20,6 @@ from router.profiles import get_profile
 from router.routing import Router
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Router:
-    folder = tmp_path_factory.mktemp("bundled") / "idx"
-    return Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0), index_folder=str(folder),
-                              encoder=encoder).build()
-
-
 def scores(router: Router, query) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(fused scores, each signal's scores) of one request, from the router's batch path."""
     scored = router.score_many([query])

@@ -14,7 +14,7 @@ import httpx
 import jsonschema
 import pytest
 
-from serve_support import copy_bundled, running, serve_args
+from serve_support import serve_args
 
 TOKEN = "s3cret-token"
 QUERY = "what will the weather be tomorrow in Lyon?"
@@ -46,16 +46,16 @@ def check(spec: dict[str, Any], method: str, template: str, answer: httpx.Respon
         assert response["content"][media]["schema"] == {"$ref": "#/components/schemas/ErrorAnswer"}
 
 
+SERVER_TOKEN = TOKEN
+SERVER_MCP = False
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("openapi")
-    library = copy_bundled(root / "skills")
-    argv = ["--skills", str(library), "--index-dir", str(root / "idx"), "--log", str(root / "decisions.jsonl"),
-            "--no-watch"]
-    with running(argv, token=TOKEN, mcp=False) as (url, _):
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60,
-                          trust_env=False) as client:
-            yield url, client.get("/openapi.json").json()
+def served(server) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The module's server (conftest ``server``, with a token) and its /openapi.json."""
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60,
+                      trust_env=False) as client:
+        yield server.url, client.get("/openapi.json").json()
 
 
 @pytest.fixture()
