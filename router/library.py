@@ -89,10 +89,9 @@ def with_examples(registry: SkillRegistry, examples: Mapping[str, Sequence[str]]
     """A registry whose skills also have ``examples`` (skill id or name -> requests), and how many were new.
     Raises :class:`SkillNotFoundError` for a key that is neither an id nor a name of the library."""
     updated = {s.id: s for s in registry}
-    by_id = dict(updated)
     added = 0
     for key, requests in examples.items():
-        skill = by_id.get(key) or registry.find(key)
+        skill = registry.lookup(key)
         if skill is None:
             raise SkillNotFoundError(f"labelled skill '{key}' is not in the library")
         current = updated[skill.id]

@@ -240,7 +240,7 @@ class Router:
     def _check_names(self, names: Iterable[str], what: str) -> frozenset[str]:
         chosen = set()
         for name in names:
-            skill = self._registry.find(name) or self._by_id.get(name)
+            skill = self._registry.lookup(name)
             if skill is None:
                 raise SkillNotFoundError(f"{what} skill '{name}' is not in the library; run 'skill-router list'")
             chosen.add(skill.id)

@@ -319,7 +319,7 @@ def _labelled_examples(router: Any, path: str) -> dict[str, list[str]]:
     for request in requests:
         for gold in request.gold or ():
             examples.setdefault(gold, []).append(request.query)
-    ids = {key: (router.registry.find(key) or router.skill_by_id(key)).id for key in examples}
+    ids = {key: (router.registry.lookup(key) or router.skill_by_id(key)).id for key in examples}
     by_id: dict[str, list[str]] = {}
     for key, queries in examples.items():
         by_id.setdefault(ids[key], []).extend(queries)

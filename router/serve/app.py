@@ -381,7 +381,7 @@ def skill_endpoints(service: Service, record: _Recorder) -> APIRouter:
         deadline = time.monotonic() + service.deadline_s
 
         def build() -> Response:
-            found = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
+            found = router.registry.lookup(name)
             if found is None:
                 found = router.registry.get(name)  # raises SkillNotFoundError naming close matches
             return skill_answer(found, body=body, deadline=deadline, seconds=service.deadline_s)

@@ -87,7 +87,7 @@ def build_mcp(service: Service) -> Any:
             raise error(str(exc)) from None
 
     def find(router: Any, name: str) -> Any:
-        skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
+        skill = router.registry.lookup(name)
         if skill is None:
             import difflib
 
@@ -142,10 +142,8 @@ def build_mcp(service: Service) -> Any:
 
         def build() -> LoadedSkill:
             skill = find(router, name)
-            spec = router.tool()
-            key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
             try:
-                content = router.call_tool({key: skill.name}, spec.name if spec is not None else None)
+                content = router.load_skill(skill.name)
             except SkillToolError as exc:
                 raise ToolError(str(exc)) from None
             if service.decision_log is not None:

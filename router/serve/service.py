@@ -69,15 +69,14 @@ def with_choices(router: Router, pin: Sequence[str] = (), exclude: Sequence[str]
     """A view of ``router`` that also pins and excludes these skills (names or ids) for one request."""
     if not pin and not exclude:
         return router
-    ids = {s.id for s in router.skills}
 
     def resolve(names: Sequence[str], what: str) -> frozenset[str]:
         out: set[str] = set()
         for name in names:
-            skill = router.registry.find(name)
-            if skill is None and name not in ids:
+            skill = router.registry.lookup(name)
+            if skill is None:
                 raise ConfigError(f"{what} skill '{name}' is not in the library; GET /v1/skills lists them")
-            out.add(skill.id if skill is not None else name)
+            out.add(skill.id)
         return frozenset(out)
 
     view = copy.copy(router)  # shares the built indexes; only the two sets differ
