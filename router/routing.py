@@ -51,7 +51,7 @@ from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
 from router.learned import load_learned
 from router.profiles import Profile, ToolSpec
-from router.ranking import Match, NameTable, Routing, choose, confidence, matches
+from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.signals import BuildReport, Signals, build_signals
@@ -434,7 +434,7 @@ class Router:
         scored = self._score(turns)
         ranked = self.rank_scored(scored, k)
         excluded = self._mask(self.excluded)
-        cosine = scored.signals.get("examples", scored.signals["dense"])
+        cosine = confidence_scores(scored.signals)
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded)
