@@ -492,7 +492,7 @@ def test_bad_queries_file_and_k(library: Path, tmp_path: Path, capsys) -> None:
     latin = tmp_path / "latin1.jsonl"
     latin.write_bytes('{"id": "a", "query": "caf\u00e9"}\n'.encode("latin-1"))
     status, _, err = run(capsys, "route", "--queries", str(latin), "--skills", str(library))
-    assert status == 2 and f"'{latin}' is not UTF-8" in one_error_line(err)
+    assert status == 2 and f"'{latin}' cannot be read: not UTF-8" in one_error_line(err)
     status, _, err = run_exit(capsys, "route", "hello", "-k", "0", "--skills", str(library))
     assert status == 2 and "k must be" in one_error_line(err)
 

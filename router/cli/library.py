@@ -268,14 +268,9 @@ def _route_file(router: Any, args: Any) -> int:
 def _read_rows(path: str) -> list[dict[str, Any]]:
     from router.catalog import parse_jsonl
 
-    from router.files import read_text
+    from router.files import read_user_text
 
-    try:
-        text = read_text(path)
-    except OSError as exc:
-        raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"requests file '{path}' is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    text = read_user_text(path, "requests file", CatalogError)
     rows = []
     for number, row in parse_jsonl(text, path):
         if not isinstance(row, dict) or not isinstance(row.get("query"), str) or not row["query"].strip():

@@ -339,12 +339,10 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
 def _read_token(path: str | None) -> str | None:
     if not path:
         return None
-    try:
-        from router.files import MAX_TOKEN_FILE_BYTES, read_text
+    from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
-        return read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip() or None
-    except OSError as exc:
-        raise HookError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
+    return read_user_text(path, "--token-file", HookError, limit=MAX_TOKEN_FILE_BYTES, errors="replace").strip() \
+        or None
 
 
 def run(argv: Sequence[str], stdin: Any, stdout: Any, stderr: Any, *, started: float | None = None) -> int:
