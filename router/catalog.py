@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from router.errors import CatalogError, brief
-from router.files import read_text
+from router.files import read_user_text
 from router.skill import Skill
 
 
@@ -42,16 +42,8 @@ def load_catalog(path: str | os.PathLike[str]) -> list[Skill]:
     repeated ids.
     """
     path = os.fspath(path)
-    try:
-        text = read_text(path)
-    except FileNotFoundError:
-        raise CatalogError(f"catalogue '{path}' does not exist: pass --catalog with a JSONL file of "
-                           '{"id", "name", "description"} rows') from None
-    except OSError as exc:
-        raise CatalogError(f"catalogue '{path}' cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"catalogue '{path}' cannot be read: not UTF-8 ({exc.reason} at byte {exc.start}); "
-                           "save it as UTF-8") from None
+    text = read_user_text(path, "catalogue", CatalogError, missing="pass --catalog with a JSONL file of "
+                                                                   '{"id", "name", "description"} rows')
     skills: list[Skill] = []
     seen: set[str] = set()
     names: dict[str, int] = {}

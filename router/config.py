@@ -18,7 +18,7 @@ from numbers import Integral, Real
 from typing import Any, Literal, Mapping
 
 from router.errors import ConfigError, brief, clip
-from router.files import read_text
+from router.files import read_user_text
 from router.texts import BODY_MODES, BodyMode
 
 Fusion = Literal["rrf", "minmax", "zscore"]
@@ -176,16 +176,10 @@ class RouterConfig:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "RouterConfig":
         path = os.fspath(path)
+        text = read_user_text(path, "config file", ConfigError, not_utf8="save it as UTF-8 JSON",
+                              missing="run 'skill-router tune' to write one, or drop --config")
         try:
-            data = json.loads(read_text(path), parse_constant=_refuse_constant)
-        except FileNotFoundError:
-            raise ConfigError(f"config file '{path}' does not exist: run 'skill-router tune' to write one, or drop "
-                              "--config") from None
-        except OSError as exc:
-            raise ConfigError(f"config file '{path}' cannot be read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"config file '{path}' cannot be read: not UTF-8 ({exc.reason} at byte {exc.start}); "
-                              "save it as UTF-8 JSON") from None
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"config file '{path}' cannot be read: not valid JSON ({exc.msg} at line "
                               f"{exc.lineno} column {exc.colno})") from None

@@ -16,7 +16,7 @@ import errno
 import io
 import os
 import stat
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 #: Largest SKILL.md read (a skill's instructions are a few KB; the harnesses' own guides say under 500 lines).
 MAX_SKILL_FILE_BYTES = 4 * 1024 * 1024
@@ -95,6 +95,30 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, *
     U+FFFD in their place), with line ends translated as ``open(path, encoding="utf-8")`` translates them (CRLF
     and CR become LF)."""
     return read_bytes(path, limit).decode("utf-8", errors).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_user_text(path: str | os.PathLike[str], what: str, error: Callable[[str], Exception], *,
+                   missing: str | None = None, not_utf8: str = "save it as UTF-8",
+                   limit: int = MAX_INPUT_FILE_BYTES, errors: str = "strict") -> str:
+    """:func:`read_text` of a file a user named, every failure turned into ``error`` with one line that names the
+    file and what it is (``what``)::
+
+        {what} '{path}' does not exist: {missing}                          (only when ``missing`` is given)
+        {what} '{path}' cannot be read: {the OS's reason}
+        {what} '{path}' cannot be read: not UTF-8 ({reason} at byte {n}); {not_utf8}
+    """
+    shown = os.fspath(path)
+    try:
+        return read_text(path, limit, errors=errors)
+    except FileNotFoundError as exc:
+        if missing is not None:
+            raise error(f"{what} '{shown}' does not exist: {missing}") from None
+        raise error(f"{what} '{shown}' cannot be read: {describe_os_error(exc)}") from None
+    except OSError as exc:
+        raise error(f"{what} '{shown}' cannot be read: {describe_os_error(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} '{shown}' cannot be read: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                    f"{not_utf8}") from None
 
 
 def describe_os_error(exc: OSError) -> str:

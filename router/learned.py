@@ -12,7 +12,7 @@ import os
 from typing import Mapping, Sequence
 
 from router.errors import CatalogError
-from router.files import read_bytes
+from router.files import read_user_text
 from router.safetext import safe_name, safe_text
 
 FILE = "learned-examples.jsonl"
@@ -24,12 +24,7 @@ def load_learned(folder: str | None) -> dict[str, list[str]]:
     if not path or not os.path.isfile(path):
         return {}
     learned: dict[str, list[str]] = {}
-    try:
-        text = read_bytes(path).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); fix or delete the file") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    text = read_user_text(path, "learned examples", CatalogError, not_utf8="fix or delete the file")
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from router.catalog import load_catalog
 from router.errors import SkillNotFoundError, SkillsFolderError
 from router.files import read_bytes
-from router.profiles import Discovery, Profile, get_profile
+from router.profiles import Capability, Discovery, Profile, get_profile
 from router.registry import SkillRegistry
 from router.skill import Skill
 
@@ -42,8 +42,9 @@ def skill_folders(roots: Sequence[str | os.PathLike[str]] | None, profile: str |
     if roots is not None:
         return [os.fspath(r) for r in roots]
     profile = get_profile(profile)
-    harness_folders = getattr(profile, "harness_folders", None)
-    return list(harness_folders()) if harness_folders is not None else list(profile.default_roots)
+    if profile.provides(Capability.HARNESS_FOLDERS):
+        return profile.harness_folders()
+    return list(profile.default_roots)
 
 
 def discover(roots: Sequence[str | os.PathLike[str]] | None, profile: str | Profile, *,
@@ -88,10 +89,9 @@ def with_examples(registry: SkillRegistry, examples: Mapping[str, Sequence[str]]
     """A registry whose skills also have ``examples`` (skill id or name -> requests), and how many were new.
     Raises :class:`SkillNotFoundError` for a key that is neither an id nor a name of the library."""
     updated = {s.id: s for s in registry}
-    by_id = dict(updated)
     added = 0
     for key, requests in examples.items():
-        skill = by_id.get(key) or registry.find(key)
+        skill = registry.lookup(key)
         if skill is None:
             raise SkillNotFoundError(f"labelled skill '{key}' is not in the library")
         current = updated[skill.id]

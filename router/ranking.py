@@ -117,6 +117,19 @@ def matches(chosen: Sequence[tuple[int, str]], skills: Sequence[Skill], fused: n
         for position, (i, reason) in enumerate(chosen, start=1))
 
 
+def confidence_scores(signals: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The cosines the abstention rule reads (requests x skills): the ``examples`` signal (each skill's best match
+    among its description and example requests) where the library has it, else ``dense`` (descriptions alone).
+    The one home of that choice: routing, tuning and evaluation all read it here."""
+    return signals.get("examples", signals["dense"])
+
+
+def confidences(signals: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per request, :func:`confidence` over every skill (0.0 for a library with none)."""
+    values = confidence_scores(signals)
+    return values.max(axis=1) if values.shape[1] else np.zeros(len(values))
+
+
 def confidence(cosine: np.ndarray, excluded: np.ndarray | None = None) -> float:
     """The routing confidence: the best cosine over every skill that may be shown, not only the top k (a skill
     that BM25 pushed out of the top k can still be the request's closest description)."""

@@ -48,6 +48,14 @@ class SkillRegistry:
         bytes, lone surrogates) finds the skill shown under its safe form (:func:`router.safetext.safe_name`)."""
         return self._by_name.get(safe_name(name) if isinstance(name, str) else name)
 
+    def lookup(self, key: str) -> Skill | None:
+        """The skill whose id is ``key``, else the first skill called ``key`` (:meth:`find`), else None.
+
+        The one order wherever a key may be either (pins and excludes, labelled examples, a skill named in an HTTP
+        path or an MCP call): an id names exactly one skill, while a name may be shared by skills a profile keeps
+        apart by id. For skills read from folders the id is the name, and both orders agree."""
+        return self._by_id.get(key) or self.find(key)
+
     def get(self, name: str) -> Skill:
         """The skill called exactly ``name``; raises SkillNotFoundError naming close matches."""
         name = safe_name(name) if isinstance(name, str) else name

@@ -51,7 +51,7 @@ from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
 from router.learned import load_learned
 from router.profiles import Profile, ToolSpec
-from router.ranking import Match, NameTable, Routing, choose, confidence, matches
+from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.signals import BuildReport, Signals, build_signals
@@ -240,7 +240,7 @@ class Router:
     def _check_names(self, names: Iterable[str], what: str) -> frozenset[str]:
         chosen = set()
         for name in names:
-            skill = self._registry.find(name) or self._by_id.get(name)
+            skill = self._registry.lookup(name)
             if skill is None:
                 raise SkillNotFoundError(f"{what} skill '{name}' is not in the library; run 'skill-router list'")
             chosen.add(skill.id)
@@ -434,7 +434,7 @@ class Router:
         scored = self._score(turns)
         ranked = self.rank_scored(scored, k)
         excluded = self._mask(self.excluded)
-        cosine = scored.signals.get("examples", scored.signals["dense"])
+        cosine = confidence_scores(scored.signals)
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded)
@@ -468,4 +468,10 @@ class Router:
     def call_tool(self, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
         """Answer a skill-tool call for any registered skill, exactly as the harness does."""
         return self._profile.call_tool(self._registry, arguments, call_name)
+
+    def load_skill(self, name: str) -> str:
+        """What the skill tool answers when the model loads the skill called ``name`` (the one call path of the
+        ``use`` command, ``POST /v1/tool {"name"}`` and the MCP ``load_skill`` tool)."""
+        arguments, call_name = self._profile.skill_call(name, list(self.skills))
+        return self.call_tool(arguments, call_name)
 

@@ -49,6 +49,7 @@ from router.errors import ConfigError
 from router.evaluation.labels import Request
 from router.evaluation.metrics import abstention_metrics, best_threshold
 from router.evaluation.retrievers import routed_query
+from router.ranking import confidence_scores, confidences
 from router.routing import Scored
 from router.signals import example_scores
 
@@ -154,7 +155,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
     with steps.step(f"scoring {len(requests):,} dev requests"):
         dev = _Scored.build(scoring, requests)
     if examples_from_requests:
-        base = dev.signals.get("examples", dev.signals["dense"])
+        base = confidence_scores(dev.signals)
         examples = base.copy()
         for fold in range(folds):
             test = np.flatnonzero(fold_of == fold)
@@ -204,7 +205,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         scored_test = _Scored.build(router, held_out)
         if examples_from_requests:
             rows, owners = _example_pairs(dev, gold_rows.tolist())
-            base = scored_test.signals.get("examples", scored_test.signals["dense"])
+            base = confidence_scores(scored_test.signals)
             scored_test.with_examples(example_scores(scored_test.vectors, dev.vectors[rows], owners, base))
         held = scored_test.metrics(config.fusion, config.weights, config.rrf_k) if scored_test.gold_count else {}
         if scored_test.gold_count:
@@ -225,7 +226,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
         if held is not None:
             held = {k: v for k, v in held.items() if not k.startswith(("abstention_", "false_abstention"))}
     return TuneResult(config=config, dev=summary, held_out=held, grid=grid, folds=folds, seed=seed,
-                      objective=objective, check=check, notes=tuple(notes))  # type: ignore[arg-type]
+                      objective=objective, check=check, notes=tuple(notes))
 
 
 def _first_best(values: Sequence[float]) -> int:
@@ -353,8 +354,7 @@ class _Scored:
 
     def confidence(self) -> np.ndarray:
         """Per request, the best example score over skills, else the best dense cosine."""
-        values = self.signals.get("examples", self.signals["dense"])
-        return values.max(axis=1) if values.shape[1] else np.zeros(len(values))
+        return confidences(self.signals)
 
     def fused(self, method: str, weights: Mapping[str, float], rrf_k: int) -> np.ndarray:
         """Every request's fused scores under one setting: :meth:`Router.fuse` of a router with that setting."""

@@ -1,17 +1,29 @@
 """Fixtures the test modules share, and the ``model`` marker.
 
+- ``write_skill(root, folder, description)``: one SKILL.md (a helper, imported: ``from conftest import write_skill``);
+- ``encoder``: the real bundled model, once per session;
+- ``bundled``: a built router over the bundled library (genkit, always routed), once per module;
+- ``server``: a real ``skill-router serve`` over a private copy of the bundled library, once per module; a module
+  sets ``SERVER_OPTIONS`` (serve options after ``--skills``), ``SERVER_MCP``, ``SERVER_TOKEN`` and
+  ``prepare_library(library, root)`` to change it.
+
 Tests that need the real bundled all-MiniLM-L6-v2 (the ``encoder`` fixture, directly or through another fixture,
 or marked ``@pytest.mark.model``) are marked ``model``; ``pytest -m "not model"`` runs the rest in seconds.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 import pytest
 
 from indexes import Encoder
 from oracle_claude import claude_binary  # noqa: F401 - the real Claude Code, a session fixture
+
+if TYPE_CHECKING:
+    from router.routing import Router
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "skills"
@@ -31,9 +43,55 @@ def encoder() -> Encoder:
     return model
 
 
-def write_skill(root: Path, folder: str, description: str, *, name: str | None = None, body: str = "") -> Path:
-    """``root/folder/SKILL.md`` with a name (default: the folder) and description in its frontmatter."""
-    path = root / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {name or folder}\ndescription: {description}\n---\n{body}", encoding="utf-8")
-    return path
+def write_skill(root: Path | str | bytes, folder: str | bytes, description: str = "", *, name: str | None = None,
+                body: str = "Steps.\n", extra: str = "", text: str | None = None) -> Path:
+    """``root/folder/SKILL.md``, its path returned: ``text`` exactly, else a frontmatter with ``name`` (default: the
+    folder), ``description`` and the ``extra`` lines, then a blank line and ``body``. Names may be bytes (folders
+    whose names are not UTF-8)."""
+    if text is None:
+        label = name or os.fsdecode(folder)
+        text = f"---\nname: {label}\ndescription: {description}\n{extra}---\n\n{body}"
+    folder_path = os.path.join(os.fsencode(root), os.fsencode(folder))
+    os.makedirs(folder_path, exist_ok=True)
+    path = os.path.join(folder_path, b"SKILL.md")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return Path(os.fsdecode(path))
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Router:
+    """The bundled library as genkit reads it, routed whatever its size, built with the shared model."""
+    from router.config import RouterConfig
+    from router.routing import Router
+    from router.serve.service import SharedEncoder
+
+    folder = tmp_path_factory.mktemp("bundled") / "idx"
+    return Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0), index_folder=str(folder),
+                              encoder=SharedEncoder(encoder)).build()
+
+
+class Served(NamedTuple):
+    url: str
+    service: Any
+    library: Path
+    root: Path
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A real server over a private copy of the bundled library (the module's ``SERVER_OPTIONS``, default genkit
+    with a decision log that keeps the requests' text), stopped after the module."""
+    from serve_support import copy_bundled, running
+
+    root = tmp_path_factory.mktemp("server")
+    library = copy_bundled(root / "skills")
+    prepare = getattr(request.module, "prepare_library", None)
+    if prepare is not None:
+        prepare(library, root)
+    options = getattr(request.module, "SERVER_OPTIONS", ["--profile", "genkit", "--log-requests", "text"])
+    argv = ["--skills", str(library), "--index-dir", str(root / "idx"), "--log", str(root / "decisions.jsonl"),
+            "--no-watch", *options]
+    with running(argv, mcp=getattr(request.module, "SERVER_MCP", True),
+                 token=getattr(request.module, "SERVER_TOKEN", None)) as (url, service):
+        yield Served(url, service, library, root)

@@ -11,6 +11,8 @@ from typing import Any, Iterator, Sequence
 
 import httpx
 
+from conftest import write_skill  # noqa: F401 - the one helper, re-exported for the serve tests
+
 BUNDLED = Path(__file__).resolve().parents[1] / "skills"
 
 
@@ -18,14 +20,6 @@ def copy_bundled(target: Path) -> Path:
     """A private copy of the bundled library (tests edit it)."""
     shutil.copytree(BUNDLED, target, ignore=shutil.ignore_patterns(".skill-router-index", "README.md"))
     return target
-
-
-def write_skill(root: Path, folder: str, description: str, *, name: str | None = None, body: str = "Steps.\n",
-                extra: str = "") -> Path:
-    path = root / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {name or folder}\ndescription: {description}\n{extra}---\n\n{body}", encoding="utf-8")
-    return path
 
 
 def serve_args(argv: Sequence[str]) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_skill
 from cli_support import run
 from router.cli import main
 from router.profiles.agentskills import INSTRUCTIONS
@@ -93,16 +94,9 @@ def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def write_skill(root: Path, folder: str, name: str, description: str, body: str = "Steps.\n") -> Path:
-    path = root / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n{body}", encoding="utf-8")
-    return path
-
-
 def write_library(root: Path, skills: dict[str, str] = LIBRARY) -> Path:
     for name, description in skills.items():
-        write_skill(root, name, name, description)
+        write_skill(root, name, name=name, description=description)
     return root
 
 
@@ -141,7 +135,7 @@ REF_DESCRIPTION = 'Review <Go> & "tests"'
 
 def test_prompt_unreal_reference_case_is_exact(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "reviewer's", REF_NAME, REF_DESCRIPTION)
+    write_skill(skills, "reviewer's", name=REF_NAME, description=REF_DESCRIPTION)
     status, out, err = run(capsys, "prompt", "--profile", "unreal", "--skills", str(skills))
     assert (status, err) == (0, "")
     preamble = ("The following skills provide specialized instructions for specific tasks.\n"
@@ -157,8 +151,8 @@ def test_prompt_unreal_reference_case_is_exact(tmp_path: Path, capsys) -> None:
 
 def test_prompt_genkit_block_is_exact(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "reviewer's", REF_NAME, REF_DESCRIPTION)
-    write_skill(skills, "a-first", "ignored-name", "  Comes first by folder name.  ")
+    write_skill(skills, "reviewer's", name=REF_NAME, description=REF_DESCRIPTION)
+    write_skill(skills, "a-first", name="ignored-name", description="  Comes first by folder name.  ")
     status, out, _ = run(capsys, "prompt", "--profile", "genkit", "--skills", str(skills))
     assert status == 0
     assert out == ("<skills>\n"
@@ -174,7 +168,7 @@ def test_prompt_genkit_block_is_exact(tmp_path: Path, capsys) -> None:
 
 def test_prompt_agentskills_block_is_exact(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "go-review", REF_NAME, REF_DESCRIPTION)
+    write_skill(skills, "go-review", name=REF_NAME, description=REF_DESCRIPTION)
     status, out, _ = run(capsys, "prompt", "--profile", "agentskills", "--skills", str(skills))
     assert status == 0
     assert out == (INSTRUCTIONS + "\n\n<available_skills>\n  <skill>\n    <name>go-review</name>\n"
@@ -193,7 +187,7 @@ def test_prompt_empty_library_says_so(tmp_path: Path, capsys, profile: str) -> N
 
 def test_prompt_json_whole_library(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "reviewer's", REF_NAME, REF_DESCRIPTION)
+    write_skill(skills, "reviewer's", name=REF_NAME, description=REF_DESCRIPTION)
     status, out, _ = run(capsys, "prompt", "--profile", "unreal", "--skills", str(skills), "--json")
     assert status == 0
     data = json.loads(out)
@@ -242,7 +236,8 @@ def test_prompt_exclude_without_query_drops_the_skill(tmp_path: Path, capsys) ->
 # -- use ------------------------------------------------------------------------------------------------------------
 def test_use_genkit_and_unreal(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    path = write_skill(skills, "reviewer's", REF_NAME, REF_DESCRIPTION, body="Raw body\r\nwith CRLF.\n")
+    path = write_skill(skills, "reviewer's", name=REF_NAME, description=REF_DESCRIPTION,
+                       body="Raw body\r\nwith CRLF.\n")
     raw = path.read_bytes().decode("utf-8")
 
     status, out, err = run(capsys, "use", "nope", "--profile", "genkit", "--skills", str(skills))
@@ -260,7 +255,7 @@ def test_use_genkit_and_unreal(tmp_path: Path, capsys) -> None:
 
 def test_use_agentskills_wraps_the_body(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "go-review", REF_NAME, REF_DESCRIPTION, body="Do the review.\n")
+    write_skill(skills, "go-review", name=REF_NAME, description=REF_DESCRIPTION, body="Do the review.\n")
     status, out, _ = run(capsys, "use", "go-review", "--skills", str(skills))
     assert status == 0
     assert out.startswith('<skill_content name="go-review">\n')
@@ -284,7 +279,7 @@ def test_lint_clean_then_with_an_error(tmp_path: Path, capsys) -> None:
     assert status == 0
     assert out.splitlines()[-1] == "2 SKILL.md checked: 0 errors, 0 warnings"
 
-    write_skill(skills, "gamma", "Gamma", "Third skill.")
+    write_skill(skills, "gamma", name="Gamma", description="Third skill.")
     status, out, _ = run(capsys, "lint", "--skills", str(skills))
     assert status == 1
     bad = str(skills / "gamma" / "SKILL.md")
@@ -497,7 +492,7 @@ def test_bad_queries_file_and_k(library: Path, tmp_path: Path, capsys) -> None:
     latin = tmp_path / "latin1.jsonl"
     latin.write_bytes('{"id": "a", "query": "caf\u00e9"}\n'.encode("latin-1"))
     status, _, err = run(capsys, "route", "--queries", str(latin), "--skills", str(library))
-    assert status == 2 and f"'{latin}' is not UTF-8" in one_error_line(err)
+    assert status == 2 and f"'{latin}' cannot be read: not UTF-8" in one_error_line(err)
     status, _, err = run_exit(capsys, "route", "hello", "-k", "0", "--skills", str(library))
     assert status == 2 and "k must be" in one_error_line(err)
 
@@ -580,7 +575,7 @@ def test_eval_unknown_retriever(library: Path, tmp_path: Path, capsys) -> None:
 
 # -- overlap ---------------------------------------------------------------------------------------------------------
 def test_overlap_end_to_end(library: Path, tmp_path: Path, capsys) -> None:
-    write_skill(library, "meeting-notes", "meeting-notes",
+    write_skill(library, "meeting-notes", name="meeting-notes", description=
                 "Turn a meeting transcript into formal minutes listing attendees, decisions and action items.")
     index = tmp_path / "index"
     status, out, _ = run(capsys, "overlap", "--skills", str(library), "--index-dir", str(index), "--json", "-",

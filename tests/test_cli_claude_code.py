@@ -56,7 +56,7 @@ def test_harness_model_needs_a_harness_with_model_budgets(lib: Path, capsys) -> 
     status, out, err = run(capsys, "prompt", "--profile", "genkit", "--skills", str(lib), "--harness-model", "x")
     assert (status, out) == (2, "")
     assert err == ("skill-router prompt: error: --harness-model needs a harness whose budget depends on its model "
-                   "(--profile codex or claude-code), not genkit\n")
+                   "(--profile claude-code or codex), not genkit\n")
 
 
 def test_emit_config_names_skills_by_folder(lib: Path, capsys) -> None:

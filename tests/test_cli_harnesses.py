@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_skill
 from cli_support import run
 
 LIBRARY = {
@@ -29,13 +30,6 @@ LIBRARY = {
     "kubernetes-debugging": "Debug failing Kubernetes pods.",
     "recipe-scaling": "Scale a cooking recipe up or down.",
 }
-
-
-def write_skill(root: Path, name: str, description: str) -> Path:
-    path = root / name / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\nSteps.\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -83,7 +77,7 @@ def test_explicit_skills_still_win_over_harness_discovery(project: Path, tmp_pat
 def test_use_answers_with_each_harness_loading(project: Path, capsys) -> None:
     path = write_skill(project / ".claude" / "skills", "ours", "Project")
     assert run(capsys, "use", "ours", "--profile", "claude-code") == (
-        0, f"Launching skill: ours\n\nBase directory for this skill: {path.parent}\n\nSteps.\n", "")
+        0, f"Launching skill: ours\n\nBase directory for this skill: {path.parent}\n\n\nSteps.\n", "")
     codex_path = write_skill(project / ".agents" / "skills", "ours", "Project")
     assert run(capsys, "use", "ours", "--profile", "codex") == (
         0, f"<skill>\n<name>ours</name>\n<path>{codex_path}</path>\n{codex_path.read_text()}\n</skill>", "")
@@ -101,8 +95,8 @@ def test_emit_config_needs_a_harness_with_a_switch(tmp_path: Path, capsys) -> No
     write_skill(tmp_path / "lib", "only", "One skill")
     status, out, err = run(capsys, "prompt", "--profile", "genkit", "--skills", str(tmp_path / "lib"), "--emit-config")
     assert (status, out) == (2, "")
-    assert err == ("skill-router prompt: error: --emit-config needs a harness with its own switch: use --profile codex "
-                   "or --profile claude-code, not genkit\n")
+    assert err == ("skill-router prompt: error: --emit-config needs a harness with its own switch: use --profile "
+                   "claude-code or --profile codex, not genkit\n")
 
 
 def test_emit_config_leaves_only_the_routed_skills_enabled(tmp_path: Path, capsys) -> None:

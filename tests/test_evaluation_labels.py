@@ -118,7 +118,8 @@ def test_unknown_gold_ids_list_ten_and_count_the_rest(tmp_path):
 
 def test_unreadable_and_empty_files(tmp_path):
     missing = tmp_path / "missing.jsonl"
-    with pytest.raises(LabelsError, match=re.escape(f"{missing}: cannot read labelled requests: [Errno 2]")):
+    expected = f"labelled requests '{missing}' cannot be read: No such file or directory"
+    with pytest.raises(LabelsError, match=f"^{re.escape(expected)}$"):
         load_requests(missing)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n\n")

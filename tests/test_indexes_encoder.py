@@ -12,13 +12,6 @@ import pytest
 from indexes import DenseIndex, Encoder, ModelLoadError
 
 
-@pytest.fixture(scope="session")
-def encoder() -> Encoder:
-    model = Encoder()
-    model.encode(["warm up"])
-    return model
-
-
 def test_import_indexes_leaves_heavy_modules_unloaded() -> None:
     code = (
         "import sys, indexes\n"

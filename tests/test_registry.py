@@ -122,3 +122,17 @@ def test_discover_refuses_an_unknown_profile(tmp_path):
     with pytest.raises(ConfigError, match="^unknown profile 'nope': choose one of agentskills, claude-code, codex, "
                                           "genkit, unreal$"):
         discover([Path(tmp_path)], "nope")
+
+
+def test_lookup_takes_an_id_before_a_name() -> None:
+    """One order wherever a key may be an id or a name: the id (unique) first, then the first skill of that name."""
+    from router.library import with_examples
+
+    first = Skill(name="alpha", description="A.", id="row-1")
+    second = Skill(name="beta", description="B.", id="alpha")
+    registry = SkillRegistry([first, second])
+    assert registry.find("alpha") is first
+    assert [registry.lookup(k) for k in ("alpha", "beta", "row-1", "nope")] == [second, second, first, None]
+    updated, added = with_examples(registry, {"alpha": ["a request"], "row-1": ["another"]})
+    assert added == 2
+    assert [(s.id, s.examples) for s in updated] == [("row-1", ("another",)), ("alpha", ("a request",))]

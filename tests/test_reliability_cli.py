@@ -479,3 +479,24 @@ def test_row_10_dev_requests_learned_as_examples_are_scored_without_them(tmp_pat
     assert after_learn.grid == plain.grid and after_learn.config.threshold == plain.config.threshold < 0.9
     assert after_learn.notes == ("18 example requests of the library are dev requests themselves (learned from "
                                  "this file?): the dev requests are scored without them",)
+
+
+def test_every_user_file_fails_in_one_line_naming_it(tmp_path: Path) -> None:
+    """files.read_user_text: a missing file, a folder and a file that is not UTF-8, as each reader says it."""
+    from router.config import RouterConfig
+    from router.errors import CatalogError, ConfigError
+    from router.files import read_user_text
+
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"{\xff}")
+    with pytest.raises(ConfigError, match=f"^config file '{tmp_path}/bad.json' cannot be read: not UTF-8 "
+                                          r"\(invalid start byte at byte 1\); save it as UTF-8 JSON$"):
+        RouterConfig.load(bad)
+    with pytest.raises(ConfigError, match=f"^config file '{tmp_path}/none.json' does not exist: run 'skill-router "
+                                          "tune' to write one, or drop --config$"):
+        RouterConfig.load(tmp_path / "none.json")
+    with pytest.raises(CatalogError, match=f"^requests file '{tmp_path}' cannot be read: "):
+        read_user_text(tmp_path, "requests file", CatalogError)
+    with pytest.raises(CatalogError, match=f"^requests file '{tmp_path}/gone' cannot be read: No such file or "
+                                           "directory$"):
+        read_user_text(tmp_path / "gone", "requests file", CatalogError)

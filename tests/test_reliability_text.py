@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import write_skill
 from router.cli import main
 from router.errors import SkillToolError
 from router.evaluation.labels import load_requests
@@ -38,23 +39,13 @@ def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def write_skill(root: Path | bytes, folder: str | bytes, text: str) -> bytes:
-    """``root/folder/SKILL.md`` (names as bytes allowed, for folders that are not UTF-8); returns its path."""
-    folder_path = os.path.join(os.fsencode(root), os.fsencode(folder))
-    os.makedirs(folder_path, exist_ok=True)
-    path = os.path.join(folder_path, b"SKILL.md")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
-
-
 def skill_text(name: str, description: str, extra: str = "") -> str:
     return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n# {name}\n\nSteps.\n"
 
 
 def library(root: Path) -> Path:
     for name, description in [("beta", "Write haiku poems."), ("gamma", "Review Go code for bugs.")]:
-        write_skill(root, name, skill_text(name, description))
+        write_skill(root, name, text=skill_text(name, description))
     return root
 
 
@@ -142,7 +133,7 @@ def test_any_escapes_and_folder_bytes_load_render_and_index_in_every_profile(fol
 
     with tempfile.TemporaryDirectory() as tmp:
         skills = library(Path(tmp) / "skills")
-        write_skill(skills, folder, f"---\nname: {name}\ndescription: {description}\nmetadata: {{k: {value}}}\n"
+        write_skill(skills, folder, text=f"---\nname: {name}\ndescription: {description}\nmetadata: {{k: {value}}}\n"
                                     f"when_to_use: {value}\n---\n\n# {value}\n\nSteps.\n")
         for profile in PROFILES:
             loaded = from_folders([str(skills)], profile)
@@ -170,7 +161,7 @@ def test_any_escapes_and_folder_bytes_load_render_and_index_in_every_profile(fol
 @pytest.mark.parametrize("profile", PROFILES)
 def test_row1_lone_surrogate_description_routes_in_every_profile(tmp_path: Path, capsys, profile: str) -> None:
     skills = library(tmp_path / "skills")
-    write_skill(skills, "alpha", skill_text("alpha", '"lone \\ud800 surrogate: convert units of length"'))
+    write_skill(skills, "alpha", text=skill_text("alpha", '"lone \\ud800 surrogate: convert units of length"'))
     common = ("--skills", str(skills), "--profile", profile, "--index-dir", str(tmp_path / "index"))
     status, out, err = run(capsys, "index", *common)
     assert status == 0, err
@@ -207,7 +198,7 @@ def test_row1_serve_becomes_ready_with_a_lone_surrogate_description(tmp_path: Pa
     from serve_support import running
 
     skills = library(tmp_path / "skills")
-    write_skill(skills, "alpha", skill_text("alpha", '"lone \\ud800 surrogate: convert units of length"'))
+    write_skill(skills, "alpha", text=skill_text("alpha", '"lone \\ud800 surrogate: convert units of length"'))
     argv = ["--skills", str(skills), "--index-dir", str(tmp_path / "idx"), "--no-watch"]
     with running(argv, ready_timeout=60) as (url, _):  # waits for /readyz to answer 200
         with httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
@@ -260,7 +251,7 @@ def test_row1_lone_surrogates_in_labels_learned_examples_and_the_log_are_replace
 @pytest.mark.model
 def test_row7_non_utf8_folder_name_genkit(tmp_path: Path, capsys) -> None:
     skills = library(tmp_path / "skills")
-    raw = write_skill(skills, b"bad\xff", skill_text("bad", "Convert units of length."))
+    raw = write_skill(skills, b"bad\xff", text=skill_text("bad", "Convert units of length."))
     common = ("--skills", str(skills), "--profile", "genkit", "--index-dir", str(tmp_path / "index"))
     status, out, err = run(capsys, "route", "convert units of length", *common)
     assert status == 0 and "Traceback" not in err, err
@@ -282,8 +273,8 @@ def test_row7_non_utf8_folder_name_genkit(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize("profile", PROFILES)
 def test_row7_non_utf8_folder_name_loads_in_every_profile(tmp_path: Path, capsys, profile: str) -> None:
     skills = library(tmp_path / "skills")
-    write_skill(skills, b"bad\xff", skill_text("bad\\xff", "Convert units of length."))
-    write_skill(skills, "bad\\xff", skill_text("bad\\xff", "The same name, spelt with a backslash."))
+    write_skill(skills, b"bad\xff", text=skill_text("bad\\xff", "Convert units of length."))
+    write_skill(skills, "bad\\xff", text=skill_text("bad\\xff", "The same name, spelt with a backslash."))
     loaded = from_folders([str(skills)], profile).registry
     skill = loaded.find("bad\\xff")
     assert skill is not None and loaded.find(os.fsdecode(b"bad\xff")) is skill
@@ -312,7 +303,8 @@ def alias_bomb(levels: int = 9, fan: int = 9, indent: str = "") -> str:
 @pytest.mark.parametrize("profile", ["agentskills", "claude-code"])
 def test_row2_alias_bomb_is_refused_quickly(tmp_path: Path, profile: str) -> None:
     skills = library(tmp_path / "skills")
-    write_skill(skills, "bomb", skill_text("bomb", "Convert units of length.", "metadata:\n" + alias_bomb(indent="  ")))
+    write_skill(skills, "bomb",
+                text=skill_text("bomb", "Convert units of length.", "metadata:\n" + alias_bomb(indent="  ")))
     start = time.perf_counter()
     loaded = from_folders([str(skills)], profile).registry
     warnings = " ".join(loaded.discovery.warnings if loaded.discovery else ())
@@ -335,7 +327,8 @@ def test_row2_alias_bomb_skill_answers_over_http_at_once(tmp_path: Path) -> None
     from serve_support import running
 
     skills = library(tmp_path / "skills")
-    write_skill(skills, "bomb", skill_text("bomb", "Convert units of length.", "metadata:\n" + alias_bomb(indent="  ")))
+    write_skill(skills, "bomb",
+                text=skill_text("bomb", "Convert units of length.", "metadata:\n" + alias_bomb(indent="  ")))
     argv = ["--skills", str(skills), "--profile", "claude-code", "--index-dir", str(tmp_path / "idx"), "--no-watch"]
     with running(argv, ready_timeout=60) as (url, _):
         with httpx.Client(base_url=url, timeout=20, trust_env=False) as client:
@@ -393,7 +386,7 @@ def test_any_anchor_structure_loads_or_is_refused_by_its_expanded_size(levels: i
 def test_row12_three_megabyte_description_prompt_is_fast(tmp_path: Path, capsys) -> None:
     words = " ".join(f"word{i % 5000}" for i in range(400_000))[:3_000_000]
     skills = library(tmp_path / "skills")
-    write_skill(skills, "big", skill_text("big", words))
+    write_skill(skills, "big", text=skill_text("big", words))
     big = from_folders([str(skills)], "agentskills").registry.get("big")
     assert big.description == words  # the harness shows all of it
     indexed = indexed_description(words)
@@ -417,7 +410,7 @@ def test_row12_three_megabyte_description_prompt_is_fast(tmp_path: Path, capsys)
 
 def test_row12_codex_skill_file_has_the_same_size_cap(tmp_path: Path) -> None:
     skills = library(tmp_path / "skills")
-    huge = write_skill(skills, "huge", skill_text("huge", "Too big.", "x: " + "y" * MAX_SKILL_FILE_BYTES + "\n"))
+    huge = write_skill(skills, "huge", text=skill_text("huge", "Too big.", "x: " + "y" * MAX_SKILL_FILE_BYTES + "\n"))
     loaded = from_folders([str(skills)], "codex")
     assert [s.name for s in loaded.registry] == ["beta", "gamma"]
     assert loaded.notes == (f"{os.fsdecode(huge)}: failed to read file: file is larger than the limit of "

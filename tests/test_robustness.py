@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import write_skill
 from router.cli import main
 from router.config import RouterConfig
 from router.errors import ConfigError, MessageError, SkillRouterError, SkillToolError
@@ -36,17 +37,10 @@ def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def write_skill(root: Path, folder: str, text: str) -> Path:
-    path = root / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def small_library(root: Path) -> Path:
     for name, description in [("alpha", "Convert units of length."), ("beta", "Write haiku poems."),
                               ("gamma", "Review Go code.")]:
-        write_skill(root, name, f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n")
+        write_skill(root, name, text=f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n")
     return root
 
 
@@ -118,7 +112,7 @@ def test_r01_compose_gives_the_pure_python_tree(text: str) -> None:
 @pytest.mark.parametrize("profile", ["genkit", "agentskills"])
 def test_r01_deep_frontmatter_leaves_the_rest_of_the_library(tmp_path: Path, capsys, profile: str) -> None:
     skills = small_library(tmp_path / "skills")
-    bad = write_skill(skills, "deep", f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
+    bad = write_skill(skills, "deep", text=f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
     status, out, err = run(capsys, "list", "--json", "--profile", profile, "--skills", str(skills))
     assert status == 0 and "Traceback" not in err
     names = [row["name"] for row in json.loads(out)]
@@ -138,7 +132,7 @@ def test_r01_deep_frontmatter_leaves_the_rest_of_the_library(tmp_path: Path, cap
 @pytest.mark.parametrize("profile", profile_names())
 def test_r01_deep_frontmatter_in_every_profile(tmp_path: Path, profile: str) -> None:
     skills = small_library(tmp_path / "skills")
-    write_skill(skills, "deep", f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
+    write_skill(skills, "deep", text=f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
     found = get_profile(profile).discover([skills])
     assert {"alpha", "beta", "gamma"} <= {s.name for s in found.skills}
 
@@ -146,7 +140,7 @@ def test_r01_deep_frontmatter_in_every_profile(tmp_path: Path, profile: str) -> 
 @pytest.mark.model
 def test_r01_deep_frontmatter_routes(tmp_path: Path, capsys) -> None:
     skills = small_library(tmp_path / "skills")
-    write_skill(skills, "deep", f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
+    write_skill(skills, "deep", text=f"---\nname: deep\ndescription: Deep.\n{DEEP}\n---\nbody\n")
     status, out, err = run(capsys, "route", "convert units of length", "--json", "--profile", "genkit", "--skills",
                            str(skills), "--index-dir", str(tmp_path / "index"))
     assert status == 0, err
@@ -247,7 +241,7 @@ def test_r08_reads_are_capped(tmp_path: Path) -> None:
 # -- 10: non-string keys ------------------------------------------------------------------------------------------
 def test_r10_numeric_frontmatter_key_is_reported_by_lint(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    path = write_skill(skills, "one", "---\nname: one\ndescription: One.\n1: one\n---\n")
+    path = write_skill(skills, "one", text="---\nname: one\ndescription: One.\n1: one\n---\n")
     status, out, err = run(capsys, "lint", "--skills", str(skills))
     assert status == 1 and "Traceback" not in err
     assert f"{path}: error: Unexpected fields in frontmatter: 1." in out
@@ -319,7 +313,7 @@ def test_r18_config_numbers_must_be_finite(tmp_path: Path, capsys, text: str) ->
 # -- 19: control characters in terminal output --------------------------------------------------------------------
 def test_r19_control_characters_are_escaped_on_the_terminal(tmp_path: Path, capsys) -> None:
     skills = tmp_path / "skills"
-    write_skill(skills, "clear", '---\nname: "cl\\e[2Jear"\ndescription: "Wipes \\e[2J the screen."\n---\n')
+    write_skill(skills, "clear", text='---\nname: "cl\\e[2Jear"\ndescription: "Wipes \\e[2J the screen."\n---\n')
     status, out, err = run(capsys, "list", "--profile", "agentskills", "--skills", str(skills))
     assert status == 0
     assert "\x1b" not in out + err

@@ -20,13 +20,6 @@ from router.profiles import get_profile
 from router.routing import Router
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Router:
-    folder = tmp_path_factory.mktemp("bundled") / "idx"
-    return Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0), index_folder=str(folder),
-                              encoder=encoder).build()
-
-
 def scores(router: Router, query) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(fused scores, each signal's scores) of one request, from the router's batch path."""
     scored = router.score_many([query])
@@ -345,3 +338,15 @@ def test_lone_surrogates_are_routed_as_replacement_characters(bundled: Router, c
                    "--index-dir", bundled.index_folder, "--json", "-k", "3"])
     assert status == 0
     assert [row["id"] for row in json.loads(capsys.readouterr().out)] == [m.id for m in cleaned]
+
+
+def test_the_abstention_confidence_reads_examples_else_dense() -> None:
+    """The best ``examples`` cosine of each request where the library has examples, else the best ``dense`` one."""
+    from router.ranking import confidence, confidence_scores, confidences
+
+    dense, examples = np.array([[0.1, 0.5], [0.3, 0.2]]), np.array([[0.7, 0.2], [0.1, 0.4]])
+    assert confidence_scores({"dense": dense, "examples": examples}) is examples
+    assert confidences({"dense": dense, "examples": examples}).tolist() == [0.7, 0.4]
+    assert confidences({"dense": dense}).tolist() == [0.5, 0.3]
+    assert confidences({"dense": np.zeros((2, 0))}).tolist() == [0.0, 0.0]
+    assert confidence(examples[0], np.array([True, False])) == 0.2

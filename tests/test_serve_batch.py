@@ -9,11 +9,9 @@ import time
 
 import pytest
 
-from router.config import RouterConfig
 from router.errors import ConfigError
 from router.routing import Router
-from router.serve.service import Batcher, SharedEncoder, route_many, with_choices
-from serve_support import BUNDLED
+from router.serve.service import Batcher, route_many, with_choices
 
 
 class FakeRouter:
@@ -115,13 +113,6 @@ def test_requests_with_different_options_are_routed_separately() -> None:
     finally:
         batcher.stop()
     assert router.calls == ["first"] and sorted(router.batches) == [["a", "c"], ["b", "d"]]
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory, encoder) -> Router:
-    folder = tmp_path_factory.mktemp("batch") / "idx"
-    return Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0), index_folder=str(folder),
-                              encoder=SharedEncoder(encoder)).build()
 
 
 def test_a_batch_routes_as_single_requests_do_in_one_model_call(bundled: Router) -> None:

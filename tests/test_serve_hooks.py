@@ -84,14 +84,8 @@ def test_nothing_when_the_router_abstains_or_does_not_route() -> None:
 
 
 # -- through a server ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("hooks")
-    library = copy_bundled(root / "skills")
-    argv = ["--skills", str(library), "--profile", "agentskills", "--index-dir", str(root / "idx"),
-            "--log", str(root / "decisions.jsonl"), "--no-watch"]
-    with running(argv, mcp=False) as (url, service):
-        yield url, service
+SERVER_OPTIONS = ["--profile", "agentskills"]
+SERVER_MCP = False
 
 
 def run_hook(harness: str, stdin: bytes | str, *options: str,
@@ -107,7 +101,7 @@ def run_hook(harness: str, stdin: bytes | str, *options: str,
 @pytest.mark.model
 @pytest.mark.parametrize("harness,stdin", [("claude-code", CLAUDE_STDIN), ("codex", CODEX_STDIN)])
 def test_the_command_prints_what_the_server_endpoint_answers(server, harness, stdin) -> None:
-    url, service = server
+    url, service, _, _ = server
     done, _ = run_hook(harness, json.dumps(stdin), "--url", url)
     assert done.returncode == 0 and done.stderr == b""
     printed = json.loads(done.stdout)
@@ -123,7 +117,7 @@ def test_the_command_prints_what_the_server_endpoint_answers(server, harness, st
 
 @pytest.mark.model
 def test_the_hook_answered_by_a_server_does_not_import_torch(server) -> None:
-    url, _ = server
+    url, _, _, _ = server
     code = ("import sys, json\nfrom router.cli import main\nmain(['hook', 'claude-code', '--url', sys.argv[1]])\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sentence_transformers', 'numpy',"
             " 'fastapi', 'mcp'))\nprint(json.dumps(heavy), file=sys.stderr)")
@@ -175,7 +169,7 @@ def test_an_unknown_harness_also_exits_0() -> None:
 
 @pytest.mark.model
 def test_an_empty_prompt_prints_nothing_silently(server) -> None:
-    url, _ = server
+    url, _, _, _ = server
     done, _ = run_hook("codex", json.dumps({**CODEX_STDIN, "prompt": "  "}), "--url", url)
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
 
@@ -208,7 +202,7 @@ def test_the_readme_snippets_work_as_pasted(server) -> None:
     import shlex
     from urllib.parse import urlsplit
 
-    url, _ = server
+    url, _, _, _ = server
     snippets = readme_hook_snippets()
     assert {h["type"] for h in snippets} == {"command", "http"}
     assert {h.get("command") for h in snippets} >= {"skill-router hook claude-code", "skill-router hook codex"}

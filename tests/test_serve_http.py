@@ -15,24 +15,20 @@ from hypothesis import strategies as st
 
 from router.profiles import get_profile
 from router.library import from_folders
-from serve_support import copy_bundled, running, write_skill
+from serve_support import running, write_skill
 
 pytestmark = pytest.mark.model  # a real server with the real model
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("http")
-    library = copy_bundled(root / "skills")
-    argv = ["--skills", str(library), "--profile", "genkit", "--index-dir", str(root / "idx"),
-            "--log", str(root / "decisions.jsonl"), "--log-requests", "text", "--no-watch"]
-    with running(argv) as (url, service):
-        with httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
-            yield client, service, library, root
+def http(server):
+    """(client, service, library, root) of the module's server (conftest ``server``)."""
+    with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as client:
+        yield client, server.service, server.library, server.root
 
 
-def test_route_answers_the_ranking_the_catalogue_and_timings(server) -> None:
-    client, service, _, _ = server
+def test_route_answers_the_ranking_the_catalogue_and_timings(http) -> None:
+    client, service, _, _ = http
     answer = client.post("/v1/route", json={"query": "review my Go code for goroutine leaks", "k": 3})
     assert answer.status_code == 200
     body = answer.json()
@@ -46,7 +42,7 @@ def test_route_answers_the_ranking_the_catalogue_and_timings(server) -> None:
     assert {"queued_ms", "route_ms", "render_ms", "total_ms"} <= set(body["timings"])
 
 
-def test_the_server_scores_on_one_blas_thread(server) -> None:
+def test_the_server_scores_on_one_blas_thread(http) -> None:
     """A pool of BLAS threads made each request's small matrix products wait for a busy core (12x slower)."""
     import numpy
     from threadpoolctl import threadpool_info
@@ -57,8 +53,8 @@ def test_the_server_scores_on_one_blas_thread(server) -> None:
     assert numpy_blas == [1]
 
 
-def test_route_takes_a_conversation_and_per_request_pin_and_exclude(server) -> None:
-    client, _, _, _ = server
+def test_route_takes_a_conversation_and_per_request_pin_and_exclude(http) -> None:
+    client, _, _, _ = http
     messages = [{"role": "user", "content": "I have a CSV export"},
                 {"role": "assistant", "content": "ok"},
                 {"role": "user", "content": [{"type": "text", "text": "will it rain in Lyon this weekend?"}]}]
@@ -70,8 +66,8 @@ def test_route_takes_a_conversation_and_per_request_pin_and_exclude(server) -> N
     assert body["matches"][-1]["name"] == "go-code-review" and body["matches"][-1]["reason"] == "pinned"
 
 
-def test_batch_routes_each_request_as_route_does(server) -> None:
-    client, _, _, _ = server
+def test_batch_routes_each_request_as_route_does(http) -> None:
+    client, _, _, _ = http
     queries = ["rain in Lyon tomorrow?", "write a commit message for this diff", "convert 5 miles to km"]
     batch = client.post("/v1/route/batch", json={"requests": [{"query": q, "k": 2} for q in queries]}).json()
     single = [client.post("/v1/route", json={"query": q, "k": 2}).json() for q in queries]
@@ -82,8 +78,8 @@ def test_batch_routes_each_request_as_route_does(server) -> None:
     assert too_many.status_code == 422 and "requests" in too_many.json()["error"]["message"]
 
 
-def test_skills_listing_ranking_and_metadata(server) -> None:
-    client, service, _, _ = server
+def test_skills_listing_ranking_and_metadata(http) -> None:
+    client, service, _, _ = http
     listing = client.get("/v1/skills").json()
     assert listing["total"] == len(service.router.skills) == len(listing["skills"])
     ranked = client.get("/v1/skills", params={"q": "weather tomorrow in Paris", "k": 2}).json()
@@ -96,8 +92,8 @@ def test_skills_listing_ranking_and_metadata(server) -> None:
     assert missing.status_code == 404 and "weather-forecast" in missing.json()["error"]["message"]
 
 
-def test_tool_returns_exactly_what_the_profile_returns(server) -> None:
-    client, _, library, _ = server
+def test_tool_returns_exactly_what_the_profile_returns(http) -> None:
+    client, _, library, _ = http
     profile = get_profile("genkit")
     registry = from_folders([str(library)], profile).registry
     expected = profile.call_tool(registry, {"skillName": "weather-forecast"}, "use_skill")
@@ -112,8 +108,8 @@ def test_tool_returns_exactly_what_the_profile_returns(server) -> None:
     assert failed.json()["error"]["message"] == str(harness_error.value)
 
 
-def test_inject_is_idempotent(server) -> None:
-    client, _, _, _ = server
+def test_inject_is_idempotent(http) -> None:
+    client, _, _, _ = http
     messages = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "rain in Lyon?"}]
     once = client.post("/v1/inject", json={"messages": messages, "k": 2}).json()
     twice = client.post("/v1/inject", json={"messages": once["messages"], "k": 2}).json()
@@ -151,8 +147,8 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("path,body,named", MALFORMED)
-def test_malformed_bodies_get_a_4xx_json_error_naming_the_problem(server, path, body, named) -> None:
-    client, _, _, _ = server
+def test_malformed_bodies_get_a_4xx_json_error_naming_the_problem(http, path, body, named) -> None:
+    client, _, _, _ = http
     answer = client.post(path, json=body)
     assert 400 <= answer.status_code < 500, answer.text
     error = answer.json()["error"]
@@ -160,8 +156,8 @@ def test_malformed_bodies_get_a_4xx_json_error_naming_the_problem(server, path, 
     assert "Traceback" not in answer.text and str(Path(__file__).parents[1]) not in answer.text
 
 
-def test_unreadable_bodies_lone_surrogates_and_wrong_content_types(server) -> None:
-    client, _, _, _ = server
+def test_unreadable_bodies_lone_surrogates_and_wrong_content_types(http) -> None:
+    client, _, _, _ = http
     cases = [(b"not json", "application/json", 422, "not valid JSON"),
              (b'{"query": "\\ud800"}', "application/json", 422, "body.query"),
              (b"\xff\xfe{}", "application/json", 422, "JSON"),
@@ -175,8 +171,8 @@ def test_unreadable_bodies_lone_surrogates_and_wrong_content_types(server) -> No
         assert named in answer.json()["error"]["message"]
 
 
-def test_bodies_over_the_limit_are_refused_with_413(server) -> None:
-    client, _, _, _ = server
+def test_bodies_over_the_limit_are_refused_with_413(http) -> None:
+    client, _, _, _ = http
     big = json.dumps({"query": "x" * (1 << 20)})
     assert client.post("/v1/route", content=big, headers={"Content-Type": "application/json"}).status_code == 413
 
@@ -188,8 +184,8 @@ def test_bodies_over_the_limit_are_refused_with_413(server) -> None:
     assert streamed.status_code == 413 and streamed.json()["error"]["type"] == "body_too_large"
 
 
-def test_unknown_paths_methods_and_foreign_hosts(server) -> None:
-    client, _, _, _ = server
+def test_unknown_paths_methods_and_foreign_hosts(http) -> None:
+    client, _, _, _ = http
     assert client.get("/v1/nothing").status_code == 404
     assert client.get("/v1/route").status_code == 405
     foreign = client.get("/healthz", headers={"Host": "attacker.example"})
@@ -199,8 +195,8 @@ def test_unknown_paths_methods_and_foreign_hosts(server) -> None:
         "/v1/route", headers={"Origin": "http://example.com", "Access-Control-Request-Method": "POST"}).headers
 
 
-def test_readyz_and_reindex_report_the_library(server) -> None:
-    client, _, _, _ = server
+def test_readyz_and_reindex_report_the_library(http) -> None:
+    client, _, _, _ = http
     ready = client.get("/readyz").json()
     assert ready["status"] == "ready" and ready["skills"] == 52 and ready["errors"] == []
     assert client.get("/healthz").json() == {"status": "alive"}
@@ -208,8 +204,8 @@ def test_readyz_and_reindex_report_the_library(server) -> None:
     assert again["ok"] is True and again["embedded"] == 0 and again["skills"] == 52
 
 
-def test_metrics_count_requests_errors_skills_and_reloads(server) -> None:
-    client, _, _, _ = server
+def test_metrics_count_requests_errors_skills_and_reloads(http) -> None:
+    client, _, _, _ = http
     client.post("/v1/route", json={"query": "rain?"})
     client.post("/v1/route", json={})
     text = client.get("/metrics").text
@@ -219,18 +215,19 @@ def test_metrics_count_requests_errors_skills_and_reloads(server) -> None:
     assert "skill_router_request_seconds_bucket" in text and "skill_router_batch_size_count" in text
 
 
-def test_openapi_has_a_schema_for_every_body(server) -> None:
-    client, _, _, _ = server
+def test_openapi_has_a_schema_for_every_body(http) -> None:
+    client, _, _, _ = http
     spec = client.get("/openapi.json").json()
-    for path in ("/v1/route", "/v1/route/batch", "/v1/tool", "/v1/inject", "/v1/hooks/claude-code",
-                 "/v1/hooks/codex"):
+    for path in ("/v1/route", "/v1/route/batch", "/v1/tool", "/v1/inject", "/v1/hooks/{harness}"):
         body = spec["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert "$ref" in body, path
+    [harness] = spec["paths"]["/v1/hooks/{harness}"]["post"]["parameters"]
+    assert harness["schema"]["enum"] == ["claude-code", "codex"]
     assert spec["components"]["schemas"]["RouteRequest"]["properties"]["k"]["anyOf"][0]["maximum"] == 50
 
 
-def test_decision_log_links_a_load_to_the_routing_before_it(server) -> None:
-    client, _, _, root = server
+def test_decision_log_links_a_load_to_the_routing_before_it(http) -> None:
+    client, _, _, root = http
     routed = client.post("/v1/route", json={"query": "what will the weather be tomorrow in Lyon?"}).json()
     loaded = client.post("/v1/tool", json={"name": "weather-forecast", "route_id": routed["request_id"]}).json()
     assert loaded["after"] == routed["request_id"]
@@ -254,8 +251,8 @@ PATHS = ["/v1/route", "/v1/route/batch", "/v1/tool", "/v1/inject", "/v1/hooks/cl
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(PATHS), body=FIELDS | JSON)
-def test_fuzzed_bodies_never_get_a_5xx(server, path, body) -> None:
-    client, _, _, _ = server
+def test_fuzzed_bodies_never_get_a_5xx(http, path, body) -> None:
+    client, _, _, _ = http
     answer = client.post(path, json=body)
     assert answer.status_code < 500, (path, body, answer.text)
     assert answer.headers["content-type"].startswith("application/json")

@@ -13,24 +13,18 @@ import pytest
 
 from router.profiles import get_profile
 from router.library import from_folders
-from serve_support import copy_bundled, running
+from serve_support import copy_bundled
 
 SCRIPT = Path(sys.executable).parent / "skill-router"
 pytestmark = pytest.mark.model  # a real server with the real model
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("mcp")
-    library = copy_bundled(root / "skills")
+def prepare_library(library: Path, root: Path) -> None:
+    """The server's library (the ``server`` fixture): a reference file, and a link leading out of the skill."""
     (library / "weather-forecast" / "references").mkdir()
     (library / "weather-forecast" / "references" / "codes.md").write_text("# WMO codes\n61: rain\n")
     (root / "secret.txt").write_text("outside the skill folder")
     (library / "weather-forecast" / "escape").symlink_to(root / "secret.txt")
-    argv = ["--skills", str(library), "--profile", "genkit", "--index-dir", str(root / "idx"),
-            "--log", str(root / "decisions.jsonl"), "--log-requests", "text", "--no-watch"]
-    with running(argv) as (url, service):
-        yield url, service, library, root
 
 
 async def _session(url: str, work: Any) -> Any:

@@ -366,7 +366,8 @@ def test_bad_learned_rows_name_the_line(tmp_path: Path, line: str) -> None:
 
 def test_learned_examples_that_are_not_utf8_name_the_file(tmp_path: Path) -> None:
     (tmp_path / LEARNED_FILE).write_bytes(b'{"id": "a", "query": "caf\xe9"}\n')
-    with pytest.raises(CatalogError, match=f"{LEARNED_FILE}: not UTF-8"):
+    with pytest.raises(CatalogError, match=f"^learned examples '{tmp_path}/{LEARNED_FILE}' cannot be read: not UTF-8 "
+                                           r"\(invalid continuation byte at byte 25\); fix or delete the file$"):
         load_learned(str(tmp_path))
 
 

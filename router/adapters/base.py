@@ -225,7 +225,7 @@ class _Local(_Source):
         self._names = frozenset(s.name for s in router.skills) | frozenset(s.id for s in router.skills)
 
     def _find(self, name: str) -> Skill | None:
-        return self.router.registry.find(name) or next((s for s in self.router.skills if s.id == name), None)
+        return self.router.registry.lookup(name)
 
     def check_pins(self, pin: Sequence[str]) -> None:
         for name in pin:

@@ -18,10 +18,13 @@ import json
 import os
 import sys
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from router.config import DEFAULT_CONFIG_FILE, RouterConfig, config_changes, find_config
 from router.errors import ConfigError, EmptyLibraryError
+
+if TYPE_CHECKING:
+    from router.profiles import Profile
 
 #: The skills folder used when no --skills is given.
 DEFAULT_ROOT = "skills"
@@ -148,18 +151,17 @@ def skilled_router(args: Any, **overrides: Any):
     return router
 
 
-def harness_profile(args: Any) -> Any:
+def harness_profile(args: Any) -> Profile:
     """The ``--profile``, for the ``--harness-model`` when one is given."""
-    from router.profiles import get_profile
+    from router.profiles import Capability, either, get_profile, with_capability
 
     profile = get_profile(args.profile)
     model = getattr(args, "harness_model", None)
     if model:
-        with_model = getattr(profile, "with_model", None)
-        if with_model is None:
-            raise ConfigError(f"--harness-model needs a harness whose budget depends on its model (--profile codex "
-                              f"or claude-code), not {profile.name}")
-        profile = with_model(model)
+        if not profile.provides(Capability.HARNESS_MODEL):
+            raise ConfigError(f"--harness-model needs a harness whose budget depends on its model (--profile "
+                              f"{either(with_capability(Capability.HARNESS_MODEL))}), not {profile.name}")
+        profile = profile.with_model(model)
     return profile
 
 
@@ -195,9 +197,7 @@ def require_skills(args: Any, skills: Any) -> None:
         folders = [os.path.abspath(f) for f in skill_folders(roots(args), args.profile)]
         if not folders:
             profile = harness_profile(args)
-            looked = (profile.harness_sources() if hasattr(profile, "harness_sources") else
-                      profile.harness_roots() if hasattr(profile, "harness_roots") else [])
-            paths = list(dict.fromkeys(s.path for s in looked if not getattr(s, "commands", False)))
+            paths = list(dict.fromkeys(profile.harness_paths()))
             raise EmptyLibraryError(f"no skills found in {', '.join(paths) or 'the folders ' + str(args.profile)} "
                                     f"(none of the skills folders {profile.name} reads exists here): pass --skills "
                                     "with the folder that holds the skills")

@@ -140,25 +140,26 @@ def cmd_prompt(args: Any) -> int:
         report_notes(router.notes)
         profile = router.profile
     if args.emit_config:
-        restrict = getattr(profile, "restrict_config", None)
-        if restrict is None:
-            raise ConfigError(f"--emit-config needs a harness with its own switch: use --profile codex or "
-                              f"--profile claude-code, not {profile.name}")
+        from router.profiles import Capability, either, with_capability
+
+        if not profile.provides(Capability.CONFIG_RESTRICTION):
+            names = either(with_capability(Capability.CONFIG_RESTRICTION), flag="--profile ")
+            raise ConfigError(f"--emit-config needs a harness with its own switch: use {names}, not {profile.name}")
         if not shown:  # pasted, such a config would hide every skill of the library from the agent
             why = ("the router abstained" if routing is not None and routing.abstained else
                    "every skill is excluded" if not routing else "no skill was chosen")
             raise ConfigError(f"refusing to emit a {profile.name} config that hides all {len(library)} skills: "
                               f"{why}; route a request that fits a skill, or drop --exclude")
-        sys.stdout.write(restrict(library, shown))
+        sys.stdout.write(profile.restrict_config(library, shown))
         return 0
     if args.json:
         tool = profile.tool(shown)
         out = {"block": block, "shown": [s.name for s in shown], "tool": tool.openai() if tool else None}
-        if getattr(profile, "harness_version", None):  # the harness release the profile reproduces, and its model
-            out["harness"] = {"version": profile.harness_version, "model": getattr(profile, "harness_model", None)}
-        report = getattr(profile, "budget_report", None)
-        if report is not None:  # the harness's own budget, its built-in skills counted
-            out["budget"] = report(shown)
+        if profile.harness_version:  # the harness release the profile reproduces, and its model
+            out["harness"] = {"version": profile.harness_version, "model": profile.harness_model}
+        budget = profile.budget_report(shown)
+        if budget is not None:  # the harness's own budget, its built-in skills counted
+            out["budget"] = budget
         print_json(out)
     else:
         write_exact(block)
@@ -167,10 +168,9 @@ def cmd_prompt(args: Any) -> int:
 
 def cmd_use(args: Any) -> int:
     registry, profile = _library(args)
-    spec = profile.tool(list(registry) or [])
-    key = spec.parameters["required"][0] if spec is not None else "name"
+    arguments, call_name = profile.skill_call(args.name, list(registry))
     try:
-        result = profile.call_tool(registry, {key: args.name}, spec.name if spec else None)
+        result = profile.call_tool(registry, arguments, call_name)
     except SkillToolError as exc:
         print(terminal_text(str(exc)), file=sys.stderr)
         return 1
@@ -268,14 +268,9 @@ def _route_file(router: Any, args: Any) -> int:
 def _read_rows(path: str) -> list[dict[str, Any]]:
     from router.catalog import parse_jsonl
 
-    from router.files import read_text
+    from router.files import read_user_text
 
-    try:
-        text = read_text(path)
-    except OSError as exc:
-        raise CatalogError(f"cannot read requests file '{path}': {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"requests file '{path}' is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    text = read_user_text(path, "requests file", CatalogError)
     rows = []
     for number, row in parse_jsonl(text, path):
         if not isinstance(row, dict) or not isinstance(row.get("query"), str) or not row["query"].strip():
@@ -319,7 +314,7 @@ def _labelled_examples(router: Any, path: str) -> dict[str, list[str]]:
     for request in requests:
         for gold in request.gold or ():
             examples.setdefault(gold, []).append(request.query)
-    ids = {key: (router.registry.find(key) or router.skill_by_id(key)).id for key in examples}
+    ids = {key: (router.registry.lookup(key) or router.skill_by_id(key)).id for key in examples}
     by_id: dict[str, list[str]] = {}
     for key, queries in examples.items():
         by_id.setdefault(ids[key], []).extend(queries)

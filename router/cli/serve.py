@@ -13,7 +13,7 @@ from typing import Any
 
 from router.cli.common import add_library_options, add_router_options, make_router, report_notes, roots
 from router.errors import ConfigError
-from router.files import MAX_TOKEN_FILE_BYTES, read_text
+from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
 DEFAULT_PORT = 8765
 LOG_FILE = "decisions.jsonl"
@@ -99,10 +99,7 @@ def is_loopback(host: str) -> bool:
 
 
 def read_token(path: str) -> str:
-    try:
-        token = read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
+    token = read_user_text(path, "--token-file", ConfigError, limit=MAX_TOKEN_FILE_BYTES, errors="replace").strip()
     if not token:
         raise ConfigError(f"--token-file '{path}' is empty: put a long random token in it")
     return token

@@ -29,7 +29,7 @@ import yaml
 from router.catalog import parse_jsonl
 from router.conversation import conversation_text
 from router.errors import CatalogError, ConfigError, brief
-from router.files import read_text
+from router.files import read_user_text
 from router.frontmatter import load_with_nodes
 from router.safetext import safe_value
 
@@ -85,13 +85,7 @@ def load_requests(
         ids, gold ids outside ``known_ids``, or no requests at all.
     """
     p = Path(path)
-    try:
-        text = read_text(p)
-    except OSError as exc:
-        raise LabelsError(f"{p}: cannot read labelled requests: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise LabelsError(f"{p}: cannot read labelled requests: not UTF-8 ({exc.reason} at byte {exc.start}); "
-                          "save it as UTF-8") from None
+    text = read_user_text(p, "labelled requests", LabelsError)
     rows = _yaml_rows(p, text) if p.suffix.lower() in (".yaml", ".yml") else _jsonl_rows(p, text)
     if not rows:
         raise LabelsError(f"{p}: no labelled requests found; expected one JSON object per line")

@@ -21,6 +21,7 @@ import numpy as np
 
 from indexes.fusion import fuse_score_arrays, ranking
 from router.evaluation.labels import Request
+from router.ranking import confidence_scores
 
 if TYPE_CHECKING:
     from router.routing import Query, Router
@@ -54,7 +55,7 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
     position = {ident: j for j, ident in enumerate(ids)}
     order = router.order
     signals = scored.signals
-    confidence = signals.get("examples", signals["dense"])
+    confidence = confidence_scores(signals)
 
     def ranked(values: np.ndarray, present: np.ndarray | None = None) -> Ranked:
         best = ranking(values, order)

@@ -1,18 +1,20 @@
 """Harness profiles: one module per harness, found by name.
 
 Every module in this package that defines ``PROFILE`` (a :class:`~router.profiles.base.Profile`) is a
-profile; adding a harness is adding one file.
+profile; adding a harness is adding one file. What a profile may provide is listed in :mod:`router.profiles.base`.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Sequence
 
 from router.errors import ConfigError
-from router.profiles.base import Discovery, Profile, ToolSpec
+from router.profiles.base import Capability, Discovery, Profile, ToolSpec
 
-__all__ = ["Discovery", "Profile", "ToolSpec", "get_profile", "profile_names", "DEFAULT_PROFILE"]
+__all__ = ["Capability", "Discovery", "Profile", "ToolSpec", "get_profile", "profile_names", "with_capability",
+           "DEFAULT_PROFILE"]
 
 DEFAULT_PROFILE = "agentskills"
 
@@ -44,3 +46,14 @@ def get_profile(name: str | Profile) -> Profile:
         return _PROFILES[name]
     except KeyError:
         raise ConfigError(f"unknown profile '{name}': choose one of {', '.join(_PROFILES)}") from None
+
+
+def with_capability(capability: Capability) -> tuple[str, ...]:
+    """The names of the available profiles that provide ``capability``, sorted."""
+    return tuple(name for name, profile in _PROFILES.items() if profile.provides(capability))
+
+
+def either(names: Sequence[str], *, flag: str = "") -> str:
+    """``a``, ``a or b``, ``a, b or c`` (each after ``flag`` when given): profile names for a message."""
+    shown = [f"{flag}{n}" for n in names]
+    return " or ".join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else "".join(shown)

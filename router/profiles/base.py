@@ -3,11 +3,36 @@
 A profile reproduces one harness exactly: how it discovers skill folders, parses SKILL.md, names and validates
 skills, renders the catalogue, and answers its skill tool. The behaviour is specified in
 ``shared/specs/harness-profiles.md``; each profile module cites the rules it implements.
+
+This module lists every extension point a profile has, in one place (:class:`Profile`):
+
+Required (abstract): ``name``, ``tool_errors_fail``, :meth:`~Profile.discover`, :meth:`~Profile.parse`,
+:meth:`~Profile.render`, :meth:`~Profile.tool`, :meth:`~Profile.call_tool`.
+
+Optional capabilities (:class:`Capability`; the base class's default says "this harness has none", and a profile
+has a capability exactly when it overrides its method; :meth:`Profile.provides` answers,
+:func:`router.profiles.with_capability` lists the profiles that have one):
+
+- ``HARNESS_FOLDERS`` :meth:`~Profile.harness_paths`: the skills folders the harness itself reads for a working
+  folder (the library when no folder is given, the in-process hook's library, what ``lint`` checks).
+- ``HOOK`` :meth:`~Profile.hook_context`: the ``UserPromptSubmit`` hook's additional context for a routed
+  shortlist (``skill-router hook HARNESS`` and ``POST /v1/hooks/{harness}`` exist for these profiles).
+- ``CONFIG_RESTRICTION`` :meth:`~Profile.restrict_config`: the harness's own switch that hides all skills but the
+  routed ones (``skill-router prompt --emit-config``).
+- ``HARNESS_MODEL`` :meth:`~Profile.with_model`: the profile for another model of the harness, whose budget
+  depends on it (``--harness-model``); :attr:`~Profile.harness_model` and :meth:`~Profile.budget_report` go with it.
+
+Always present, with a default a profile may override: :attr:`~Profile.harness_version` (None) and
+:meth:`~Profile.skill_call` (how to call the skill tool to load one skill by name).
+
+Adding a harness is adding one module to :mod:`router.profiles` that exports ``PROFILE``: the CLI's
+``--profile``, the hook command and the service's hook endpoint pick it up from its capabilities.
 """
 
 from __future__ import annotations
 
 import copy
+import enum
 import json
 import logging
 import os
@@ -22,6 +47,19 @@ from router.skill import Skill
 log = logging.getLogger("router.profiles")
 
 SKILL_FILE = "SKILL.md"
+#: The router's shortlist in a hook's context: its first line, its most skills and its most characters.
+SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
+SHORTLIST_MAX_SKILLS = 5
+SHORTLIST_MAX_CHARS = 2000
+
+
+class Capability(enum.Enum):
+    """An optional extension point of a profile; the value is the method a profile overrides to provide it."""
+
+    HARNESS_FOLDERS = "harness_paths"
+    HOOK = "hook_context"
+    CONFIG_RESTRICTION = "restrict_config"
+    HARNESS_MODEL = "with_model"
 
 
 class SkillLookup(Protocol):
@@ -82,8 +120,21 @@ class Profile(ABC):
     name: ClassVar[str]
     #: True when the harness fails a bad tool call; False when it returns the error text as the result.
     tool_errors_fail: ClassVar[bool]
-    #: Roots used when the caller configures none.
+    #: Roots used when the caller configures none (``()`` for a harness that finds its own: HARNESS_FOLDERS).
     default_roots: ClassVar[tuple[str, ...]] = ("skills",)
+    #: The harness release the profile reproduces (its rules were observed on it); None for a format.
+    harness_version: ClassVar[str | None] = None
+    #: The capabilities this profile provides (set for each subclass from the methods it overrides).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.capabilities = frozenset(c for c in Capability
+                                     if getattr(cls, c.value) is not getattr(Profile, c.value))
+
+    def provides(self, capability: Capability) -> bool:
+        """Whether this profile has ``capability``."""
+        return capability in self.capabilities
 
     @abstractmethod
     def discover(self, roots: Sequence[str | os.PathLike[str]] | None = None) -> Discovery:
@@ -109,6 +160,59 @@ class Profile(ABC):
         ``arguments`` is the decoded JSON object or the raw JSON string the model sent. Profiles whose harness
         fails the call raise :class:`router.errors.SkillToolError`; the others return the error text.
         """
+
+    def skill_call(self, name: str, skills: Sequence[Skill]) -> tuple[dict[str, Any], str | None]:
+        """The arguments and tool name of the skill-tool call that loads the skill called ``name`` from a library
+        of ``skills``: the tool's first required parameter (``name`` for a harness without a tool) set to it."""
+        spec = self.tool(skills)
+        required = spec.parameters.get("required") if spec is not None else None
+        key = required[0] if isinstance(required, list) and required else "name"
+        return {key: name}, spec.name if spec is not None else None
+
+    # --- optional capabilities (Capability): a default here means "this harness has none" ---------------------
+
+    def harness_paths(self) -> list[str]:
+        """HARNESS_FOLDERS: every skills folder the harness reads (from the working folder :meth:`in_folder` gave,
+        else the current one), in its order, missing ones included; [] for a profile without such discovery,
+        whose library without folders is :attr:`default_roots`."""
+        return []
+
+    def harness_folders(self) -> list[str]:
+        """The :meth:`harness_paths` that exist (what ``lint`` checks and a hook routes over when none is given)."""
+        return [path for path in dict.fromkeys(self.harness_paths()) if os.path.isdir(path)]
+
+    def in_folder(self, cwd: str | os.PathLike[str]) -> Profile:
+        """This profile as its harness runs in the working folder ``cwd`` (HARNESS_FOLDERS: the folders it reads
+        follow; a profile without harness discovery is the same everywhere and returns itself)."""
+        return self
+
+    def hook_context(self, skills: Sequence[Skill]) -> str:
+        """HOOK: the ``UserPromptSubmit`` additional context naming ``skills`` (a routed shortlist, best first) in
+        the harness's own listing-line format, within :data:`SHORTLIST_MAX_SKILLS` skills and
+        :data:`SHORTLIST_MAX_CHARS` characters; '' when none of them may be shown."""
+        raise self.unsupported(Capability.HOOK)
+
+    def restrict_config(self, skills: Sequence[Skill], keep: Sequence[Skill]) -> str:
+        """CONFIG_RESTRICTION: the harness's own configuration that hides every skill of ``skills`` but ``keep``."""
+        raise self.unsupported(Capability.CONFIG_RESTRICTION)
+
+    def with_model(self, model: str) -> Profile:
+        """HARNESS_MODEL: this profile for another model of the harness (its budget and layout follow it)."""
+        raise self.unsupported(Capability.HARNESS_MODEL)
+
+    @property
+    def harness_model(self) -> str | None:
+        """The harness's model the rendering follows (HARNESS_MODEL), else None."""
+        return None
+
+    def budget_report(self, skills: Sequence[Skill]) -> dict[str, Any] | None:
+        """How the listing of ``skills`` fits the harness's own budget (HARNESS_MODEL), else None."""
+        return None
+
+    def unsupported(self, capability: Capability) -> NotImplementedError:
+        """The error for calling a capability this profile does not have."""
+        return NotImplementedError(f"the {self.name} profile has no {capability.name} capability "
+                                   f"({capability.value}): see router.profiles.with_capability")
 
 
 # --- helpers shared by the profiles -------------------------------------------------------------------------

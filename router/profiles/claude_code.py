@@ -73,6 +73,7 @@ documentation says otherwise, the binary is what is reproduced. Rules marked [do
 
 from __future__ import annotations
 
+import copy
 import enum
 import itertools
 import json
@@ -87,8 +88,9 @@ import yaml
 from router.errors import ConfigError, SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import YAMLNestingError, check_aliases, compose
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
-                                  read_skill_file, sorted_entries, tool_arguments)
+from router.profiles.base import (SHORTLIST_HEADER, SHORTLIST_MAX_CHARS, SHORTLIST_MAX_SKILLS, SKILL_FILE, Discovery,
+                                  Profile, SkillLookup, ToolSpec, decode_lossy, read_skill_file, sorted_entries,
+                                  tool_arguments)
 from router.profiles.claude_code_builtins import (BUILTIN_ANSWERS, BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION,
                                                   SKILL_TOOL_SCHEMA, SUGGESTED_ALIASES, SUGGESTED_NAMES, Answer)
 from router.skill import Skill
@@ -106,10 +108,7 @@ BUDGET_DEFAULT = 30_000
 TOOL_NAME = "Skill"
 LISTING_HEADER = "The following skills are available for use with the Skill tool:\n\n"
 HOOK_CONTEXT_PREFIX = "UserPromptSubmit hook additional context: "
-SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
-SHORTLIST_MAX_SKILLS = 5
 SHORTLIST_MAX_DESCRIPTION = 250
-SHORTLIST_MAX_CHARS = 2000
 DEFAULT_DESCRIPTION = "Skill"
 
 _OPEN_FENCE = re.compile(r"---[ \t]*\r?\n")
@@ -549,8 +548,7 @@ class ClaudeCodeProfile(Profile):
 
     def with_model(self, model: str | None) -> ClaudeCodeProfile:
         """The same profile for another model (``--harness-model``)."""
-        other = ClaudeCodeProfile.__new__(ClaudeCodeProfile)
-        other.__dict__.update(self.__dict__)
+        other = copy.copy(self)
         other.model = model or DEFAULT_MODEL
         return other
 
@@ -580,9 +578,15 @@ class ClaudeCodeProfile(Profile):
                     for d in project_dirs]
         return sources
 
-    def harness_folders(self) -> list[str]:
-        """The skills folders Claude Code would read that exist (what ``lint`` checks when none is given)."""
-        return [s.path for s in self.harness_sources() if not s.commands and os.path.isdir(s.path)]
+    def harness_paths(self) -> list[str]:
+        """The skills folders (not the commands folders) of :meth:`harness_sources`."""
+        return [s.path for s in self.harness_sources() if not s.commands]
+
+    def in_folder(self, cwd: str | os.PathLike[str]) -> ClaudeCodeProfile:
+        """This profile started in ``cwd``."""
+        other = copy.copy(self)
+        other.cwd = cwd
+        return other
 
     def discover(self, roots: Sequence[str | os.PathLike[str]] | None = None) -> Discovery:
         if roots is None:
@@ -863,7 +867,8 @@ class ClaudeCodeProfile(Profile):
         """The ``additionalContext`` for a routed shortlist (best first): at most 5 skills, names as listed,
         descriptions cut at 250 characters, no ``disable-model-invocation`` skill, at most 2,000 characters in
         all (later skills are dropped to fit); '' when nothing is left."""
-        lines = [_line(label(s), s.description[:SHORTLIST_MAX_DESCRIPTION]) for s in skills if self.model_invocable(s)]
+        lines = [_line(label(s), s.description[:SHORTLIST_MAX_DESCRIPTION]) for s in skills
+                 if self.model_invocable(s) and not _raw_invocation_off(s)]
         lines = lines[:SHORTLIST_MAX_SKILLS]
         while lines and len("\n".join([SHORTLIST_HEADER, *lines])) > SHORTLIST_MAX_CHARS:
             lines.pop()
@@ -875,6 +880,13 @@ class ClaudeCodeProfile(Profile):
         names = ", ".join(json.dumps(s.name, ensure_ascii=False) for s in keep)
         return ("# skill-router: Claude Agent SDK option listing only the routed skills\n"
                 f"ClaudeAgentOptions(skills=[{names}])\n")
+
+
+def _raw_invocation_off(skill: Skill) -> bool:
+    """``disable-model-invocation: true`` still as the raw key: a library read by another profile, whose shortlist
+    a Claude Code hook shows."""
+    flag = (skill.metadata or {}).get("disable-model-invocation")
+    return flag is True or (isinstance(flag, str) and flag.strip().lower() == "true")
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

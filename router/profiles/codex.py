@@ -54,8 +54,8 @@ import yaml
 from router.errors import SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_text
 from router.frontmatter import check_depth, compose, safe_load
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, sorted_entries,
-                                  tool_arguments)
+from router.profiles.base import (SHORTLIST_HEADER, SHORTLIST_MAX_CHARS, SHORTLIST_MAX_SKILLS, SKILL_FILE, Discovery,
+                                  Profile, SkillLookup, ToolSpec, sorted_entries, tool_arguments)
 from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
                                            build_listing, entry_line, listable, listed_path, prompt_order, scope_of,
                                            usage_instructions)
@@ -65,9 +65,6 @@ __all__ = ["CODEX_VERSION", "DEFAULT_MODEL", "PROFILE", "Budget", "CodexProfile"
            "build_listing", "extract_mentions",
            "inject", "mentioned", "prompt_order"]
 
-#: The router's shortlist in a hook's context: its first line and its most skills.
-SHORTLIST_HEADER = "Skills most relevant to this request (skill-router):"
-SHORTLIST_MAX_SKILLS = 5
 MAX_SCAN_DEPTH = 6
 MAX_DIRS_PER_ROOT = 2000
 MAX_NAME_LEN = 64
@@ -748,9 +745,15 @@ class CodexProfile(Profile):
         codex_home = self.codex_home if self.codex_home is not None else os.environ.get("CODEX_HOME")
         return os.path.abspath(os.fspath(codex_home)) if codex_home else os.path.join(self._home(), ".codex")
 
-    def harness_folders(self) -> list[str]:
-        """The roots Codex would scan that exist (what ``lint`` checks when no folder is given)."""
-        return [root.path for root in self.harness_roots() if os.path.isdir(root.path)]
+    def harness_paths(self) -> list[str]:
+        """The folders of :meth:`harness_roots`."""
+        return [root.path for root in self.harness_roots()]
+
+    def in_folder(self, cwd: str | os.PathLike[str]) -> CodexProfile:
+        """This profile run in the working folder ``cwd``."""
+        other = copy.copy(self)
+        other.cwd = cwd
+        return other
 
     def project_root(self, cwd: str) -> str:
         """The nearest ancestor of ``cwd`` holding a project-root marker (``.git``), else ``cwd``."""
@@ -909,11 +912,13 @@ class CodexProfile(Profile):
     def hook_context(self, skills: Sequence[Skill]) -> str:
         """The routed shortlist as ``UserPromptSubmit`` additional context, in Codex's own line format: at most 5
         skills, best first, full descriptions, canonical paths, none that Codex would not invoke implicitly
-        (``allow_implicit_invocation: false``) or that the user config disables; '' for none."""
-        shown = [s for s in skills if listable(s)][:SHORTLIST_MAX_SKILLS]
-        if not shown:
-            return ""
-        return "\n".join([SHORTLIST_HEADER, *(entry_line(s.name, s.description, listed_path(s.path)) for s in shown)])
+        (``allow_implicit_invocation: false``) or that the user config disables, at most 2,000 characters in all
+        (later skills are dropped to fit); '' for none."""
+        lines = [entry_line(s.name, s.description, listed_path(s.path)) for s in skills if listable(s)]
+        lines = lines[:SHORTLIST_MAX_SKILLS]
+        while lines and len("\n".join([SHORTLIST_HEADER, *lines])) > SHORTLIST_MAX_CHARS:
+            lines.pop()
+        return "\n".join([SHORTLIST_HEADER, *lines]) if lines else ""
 
     def restrict_config(self, skills: Sequence[Skill], keep: Sequence[Skill]) -> str:
         """``[[skills.config]]`` entries that disable every skill in ``skills`` but the ones in ``keep``.

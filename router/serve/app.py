@@ -8,11 +8,14 @@ Endpoints (bodies and answers in ``/openapi.json``)::
     GET  /v1/skills/{name}      one skill's metadata (?body=true adds the Markdown body)
     POST /v1/tool               {name | arguments} -> exactly the profile's skill-tool result, or its error (422)
     POST /v1/inject             {messages, k?} -> the messages with the routed catalogue injected (idempotent)
-    POST /v1/hooks/claude-code  UserPromptSubmit JSON -> hook JSON ({} when there is nothing to add)
-    POST /v1/hooks/codex        the same for Codex
+    POST /v1/hooks/{harness}    UserPromptSubmit JSON -> hook JSON ({} when there is nothing to add), for each
+                                profile with a prompt hook (claude-code, codex)
     POST /v1/reindex            rebuild from the skill folders now
     GET  /healthz  /readyz  /metrics
     /mcp                        MCP over streamable HTTP (see router.serve.mcp)
+
+Every answer has a model in :mod:`router.serve.schemas`, and every error status an endpoint can answer (401, 403,
+404, 405, 413, 415, 422, 500, 503) is documented in ``/openapi.json`` with the one error shape actually sent.
 
 Security: the guard middleware refuses bodies over the limit (413), checks the bearer token in constant time when
 one is configured (401), and, on a loopback bind, refuses a Host header that is not a loopback name (403, against
@@ -34,13 +37,15 @@ import logging
 import threading
 import time
 from contextlib import asynccontextmanager
-from typing import Any, Sequence, cast
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Sequence, TypedDict
 
-from fastapi import FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from router import __version__
 from router.errors import (CatalogError, ConfigError, ModelError, SkillNotFoundError,
@@ -48,9 +53,18 @@ from router.errors import (CatalogError, ConfigError, ModelError, SkillNotFoundE
 from router.serve import hooks
 from router.serve.log import new_request_id
 from router.serve.payload import DeadlineExceeded, MetadataTooLarge, encode, metadata_json
-from router.serve.schemas import (MAX_BODY_BYTES, MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, BatchRequest, HookInput,
-                                  InjectRequest, RouteRequest, ToolRequest)
+from router.serve.schemas import (MAX_BODY_BYTES, MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, Alive, BatchAnswer,
+                                  BatchRequest, ErrorAnswer, HookAnswer, HookInput, InjectAnswer, InjectRequest,
+                                  JSONObject, Loading, LogHealth, MatchAnswer, RankedSkill, RankedSkills, Ready,
+                                  ReloadAnswer, RouteRequest, RoutingAnswer, SkillDetail, SkillList, SkillRow,
+                                  ToolAnswer, ToolRequest)
 from router.serve.service import Busy, NotReady, Service, failure_reason
+
+if TYPE_CHECKING:
+    from router.ranking import Match, Routing
+    from router.routing import Router
+    from router.serve.metrics import Metrics
+    from router.skill import Skill
 
 log = logging.getLogger("router.serve")
 
@@ -58,15 +72,38 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 #: Paths without the request deadline: MCP streams stay open, and a reload may rightly take longer.
 NO_DEADLINE = ("/mcp", "/v1/reindex")
 
+#: What each error status means, for /openapi.json (the body is always an ErrorAnswer).
+ERROR_STATUSES = {
+    400: "Content-Length is not a number, or the body cannot be read as JSON",
+    401: "no bearer token, or the wrong one (a server started with --token-file)",
+    403: "a Host header that is not a loopback name, on a loopback bind",
+    404: "no such skill, harness or endpoint",
+    405: "method not allowed on this endpoint",
+    413: "request body larger than the limit",
+    415: "a body not sent as JSON",
+    422: "invalid request: each invalid field in details; a skill-tool call that failed",
+    500: "unexpected server error: the message names the request id the server log names",
+    503: "not ready, busy, past the request deadline, the model unavailable, or a failed reload",
+}
+#: Every endpoint may answer these (the guard's refusals, the deadline, the last-resort error).
+COMMON_ERRORS = (401, 403, 405, 500, 503)
+BODY_ERRORS = (400, 413, 415, 422)
 
-def error_body(kind: str, message: str, details: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"type": kind, "message": message}
+
+def documented(*statuses: int) -> dict[int | str, dict[str, object]]:
+    """The ``responses`` of an endpoint: the common error statuses and ``statuses``, each with the error model."""
+    return {status: {"model": ErrorAnswer, "description": ERROR_STATUSES[status]}
+            for status in sorted({*COMMON_ERRORS, *statuses})}
+
+
+def error_body(kind: str, message: str, details: object = None) -> JSONObject:
+    error: JSONObject = {"type": kind, "message": message}
     if details is not None:
-        error["details"] = details
+        error["details"] = details  # type: ignore[assignment]  # a list of ErrorDetail rows or a reload report
     return {"error": error}
 
 
-def _json(status: int, kind: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+def _json(status: int, kind: str, message: str, details: object = None, headers: dict[str, str] | None = None
           ) -> JSONResponse:
     return JSONResponse(error_body(kind, message, details), status_code=status, headers=headers)
 
@@ -81,7 +118,7 @@ class _TooLarge(StarletteHTTPException):
 class Guard:
     """Pure ASGI middleware: body limit, bearer token, Host check, metrics, and the last-resort error answer."""
 
-    def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Any, loopback: bool,
+    def __init__(self, app: ASGIApp, *, token: str | None, max_body: int, metrics: Metrics | None, loopback: bool,
                  deadline_s: float | None = None) -> None:
         self.app = app
         self.deadline_s = deadline_s
@@ -90,14 +127,14 @@ class Guard:
         self.metrics = metrics
         self.loopback = loopback
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
         state = {"status": 500, "started": False}
 
-        async def tracked(message: Any) -> None:
+        async def tracked(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["status"] = message["status"]
                 state["started"] = True
@@ -134,7 +171,7 @@ class Guard:
                                                          else "unmatched")
                 self.metrics.observe(label, scope.get("method", ""), state["status"], time.perf_counter() - start)
 
-    def _refusal(self, scope: dict[str, Any]) -> Any:
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if self.loopback:
             host = headers.get("host", "")
@@ -159,10 +196,10 @@ class Guard:
     def _too_large(self) -> JSONResponse:
         return _json(413, "body_too_large", f"request body is larger than {self.max_body} bytes")
 
-    def _limited(self, receive: Any) -> Any:
+    def _limited(self, receive: Receive) -> Receive:
         seen = 0
 
-        async def limited() -> dict[str, Any]:
+        async def limited() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
@@ -174,92 +211,298 @@ class Guard:
         return limited
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: dict[str, object]) -> str:
     if error.get("type") == "json_invalid":
-        reason = (error.get("ctx") or {}).get("error", "invalid JSON")
+        context = error.get("ctx")
+        reason = context.get("error", "invalid JSON") if isinstance(context, dict) else "invalid JSON"
         loc = error.get("loc", ())
-        at = f" at character {loc[1]}" if len(loc) > 1 else ""
+        at = f" at character {loc[1]}" if isinstance(loc, tuple) and len(loc) > 1 else ""
         return f"the body is not valid JSON: {reason}{at}"
     return str(error.get("msg", ""))
 
 
-def _skill_json(skill: Any) -> dict[str, Any]:
+class _Row(TypedDict):
+    id: str
+    name: str
+    description: str
+    path: str | None
+    directory: str | None
+
+
+def _row(skill: Skill) -> _Row:
     return {"id": skill.id, "name": skill.name, "description": skill.description, "path": skill.path or None,
             "directory": skill.directory or None}
 
 
-def skill_answer(skill: Any, *, body: bool, deadline: float, seconds: float) -> Response:
+def skill_answer(skill: Skill, *, body: bool, deadline: float, seconds: float) -> Response:
     """One skill's answer, encoded (in a worker: metadata from YAML can be built to be huge)."""
-    out = _skill_json(skill)
     if not body:
-        return json_answer(out)
-    out["examples"] = list(skill.examples)
-    out["body"] = skill.body
+        return answer_of(SkillRow(**_row(skill)))
+    out = SkillDetail(**_row(skill), examples=list(skill.examples), body=skill.body, metadata={})
     # YAML may hold dates and other values JSON has no type for: they are sent as strings
     metadata = metadata_json(skill.name, skill.metadata or {}, deadline=deadline, seconds=seconds)
-    return json_answer(out, raw={"metadata": metadata})
+    return json_answer(out.model_dump(exclude={"metadata"}), raw={"metadata": metadata})
 
 
-def json_answer(payload: dict[str, Any], raw: dict[str, str] | None = None) -> Response:
+def json_answer(payload: JSONObject, raw: dict[str, str] | None = None) -> Response:
     return Response(encode(payload, raw=raw), media_type="application/json")
 
 
-def _match_json(match: Any) -> dict[str, Any]:
-    return {"id": match.id, "name": match.name, "score": round(float(match.score), 6), "rank": match.rank,
-            "scores": {k: round(float(v), 6) for k, v in match.scores.items()}, "ranks": dict(match.ranks),
-            "reason": match.reason}
+def answer_of(model: BaseModel, *, exclude_none: bool = False) -> Response:
+    return json_answer(model.model_dump(exclude_none=exclude_none))
 
 
-def routing_json(router: Any, routing: Any, request_id: str, timings: dict[str, float]) -> dict[str, Any]:
+def _match(match: Match) -> MatchAnswer:
+    return MatchAnswer(id=match.id, name=match.name, score=round(float(match.score), 6), rank=match.rank,
+                       scores={k: round(float(v), 6) for k, v in match.scores.items()}, ranks=dict(match.ranks),
+                       reason=match.reason)
+
+
+def routing_answer(router: Router, routing: Routing, request_id: str, timings: dict[str, float]) -> RoutingAnswer:
     start = time.perf_counter()
     catalogue = router.profile.render(list(routing.shown))
     timings = {**timings, "render_ms": round((time.perf_counter() - start) * 1000, 3)}
-    return {"request_id": request_id, "profile": router.profile.name,
-            "matches": [_match_json(m) for m in routing.matches], "shown": [s.name for s in routing.shown],
-            "abstained": bool(routing.abstained), "confidence": round(float(routing.confidence), 6),
-            "routed": bool(routing.routed), "catalogue": catalogue, "timings": timings}
+    return RoutingAnswer(request_id=request_id, profile=router.profile.name,
+                         matches=[_match(m) for m in routing.matches], shown=[s.name for s in routing.shown],
+                         abstained=bool(routing.abstained), confidence=round(float(routing.confidence), 6),
+                         routed=bool(routing.routed), catalogue=catalogue, timings=timings)
 
 
-def create_app(service: Service, *, token: str | None = None, loopback: bool = True,
-               max_body: int = MAX_BODY_BYTES, mcp: bool = True, watch: Sequence[str] = (),
-               load: bool = True) -> FastAPI:
-    """The application over ``service``. With ``load`` the library is loaded in the background at start-up
-    (``/readyz`` answers 503 until it is); ``watch`` folders are watched for changes once it is."""
-    mcp_server = None
-    if mcp:
-        from router.serve.mcp import build_mcp
+class _Recorder:
+    """Writes one routing to the decision log and names it."""
 
-        mcp_server = build_mcp(service)
-    stop = threading.Event()
+    def __init__(self, service: Service) -> None:
+        self.service = service
 
-    def start_up() -> None:
-        if watch:  # before loading: an edit made while the library loads is picked up once it has
-            service.watch(watch, stop)
-        try:
-            if not service.ready:
-                service.load()
-        except Exception as exc:  # reported by /readyz; the process stays up so that the reason can be read
-            service.load_error = failure_reason(exc)
-            log.error("could not load the library: %s", service.load_error)
-            stop.set()
+    def __call__(self, source: str, text: str, routing: Routing, k: int | None, session: str | None = None) -> str:
+        request_id = new_request_id()
+        if self.service.decision_log is not None:
+            self.service.decision_log.routed(request_id, source, text, routing, k=k, session=session)
+        return request_id
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> Any:
-        if load:
-            threading.Thread(target=start_up, daemon=True, name="skill-router-load").start()
-        try:
-            if mcp_server is not None:
-                async with mcp_server.session_manager.run():
-                    yield
+
+async def _answer(service: Service, build: Callable[[], BaseModel]) -> Response:
+    """``build()`` and its encoding, in a worker (the event loop only moves bytes)."""
+    return await service.run(lambda: answer_of(build()))
+
+
+# -- the endpoints, by area ---------------------------------------------------------------------------------------
+def routing_endpoints(service: Service, record: _Recorder) -> APIRouter:
+    api = APIRouter(tags=["routing"])
+
+    @api.post("/v1/route", summary="rank the skills for one request", response_model=RoutingAnswer,
+              responses=documented(*BODY_ERRORS, 404))
+    async def route(body: RouteRequest) -> Response:
+        router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
+        return await _answer(service, lambda: routing_answer(router, routing,
+                                                             record("route", body.text(), routing, body.k), timings))
+
+    @api.post("/v1/route/batch", summary="rank the skills for several requests", response_model=BatchAnswer,
+              responses=documented(*BODY_ERRORS, 404))
+    async def route_batch(body: BatchRequest) -> Response:
+        outcomes = await asyncio.gather(*(service.route(r.request(), r.k, r.pin, r.exclude) for r in body.requests),
+                                        return_exceptions=True)
+        routed: list[tuple[Router, Routing, dict[str, float]]] = []
+        for index, outcome in enumerate(outcomes):
+            if isinstance(outcome, SkillRouterError):
+                raise type(outcome)(f"requests[{index}]: {outcome}") if isinstance(outcome, ConfigError) else outcome
+            if isinstance(outcome, BaseException):
+                raise outcome
+            routed.append(outcome)
+
+        def build() -> BatchAnswer:
+            results = []
+            for request, (router, routing, timings) in zip(body.requests, routed):
+                request_id = record("batch", request.text(), routing, request.k)
+                results.append(routing_answer(router, routing, request_id, timings))
+            return BatchAnswer(results=results)
+
+        return await _answer(service, build)
+
+    @api.post("/v1/inject", summary="inject the routed catalogue into chat messages", response_model=InjectAnswer,
+              responses=documented(*BODY_ERRORS, 404))
+    async def inject(body: InjectRequest) -> Response:
+        from router.conversation import conversation_text
+        from router.inject import inject as inject_block
+
+        messages = [m.model_dump(exclude_unset=True) for m in body.messages]
+        router, routing, timings = await service.route(messages, body.k, body.pin, body.exclude)
+
+        def build() -> InjectAnswer:
+            request_id = record("inject", conversation_text(messages).request, routing, body.k)
+            out = inject_block(messages, router.profile.render(list(routing.shown)))
+            return InjectAnswer(messages=out, shown=[s.name for s in routing.shown], request_id=request_id,
+                                timings=timings)
+
+        return await _answer(service, build)
+
+    return api
+
+
+def skill_endpoints(service: Service, record: _Recorder) -> APIRouter:
+    api = APIRouter(tags=["skills"])
+
+    @api.get("/v1/skills", summary="every skill, or the skills ranked for ?q=",
+             response_model=SkillList | RankedSkills, responses=documented(422))
+    async def skills(q: str | None = Query(None, min_length=1, max_length=MAX_TEXT_CHARS),
+                     k: int | None = Query(None, ge=1, le=MAX_K)) -> Response:
+        if q is None:
+            router = service.router
+
+            def listing() -> SkillList:
+                rows = [SkillRow(**_row(s)) for s in router.skills]
+                return SkillList(skills=rows, total=len(rows))
+
+            return await _answer(service, listing)
+        if not q.strip():
+            raise ConfigError("'q' is empty: give the text to rank the skills for")
+        query = q
+        router, routing, timings = await service.route(query, k)
+
+        def ranked() -> RankedSkills:
+            request_id = record("skills", query, routing, k)
+            by_id = {s.id: s for s in router.skills}
+            if routing.routed:
+                rows = [RankedSkill(**_row(by_id[m.id]), score=round(float(m.score), 6), rank=m.rank)
+                        for m in routing.matches]
+            else:  # a library small enough to be shown whole is not ranked
+                rows = [RankedSkill(**_row(s), score=None, rank=None) for s in routing.shown]
+            return RankedSkills(query=query, skills=rows, total=len(rows), request_id=request_id,
+                                took_ms=timings["total_ms"])
+
+        return await _answer(service, ranked)
+
+    @api.get("/v1/skills/{name:path}", summary="one skill's metadata (and body on request)",
+             response_model=SkillRow | SkillDetail, responses=documented(404, 422))
+    async def skill(name: str, body: bool = False) -> Response:
+        if len(name) > MAX_NAME_CHARS:
+            raise ConfigError(f"skill name is longer than {MAX_NAME_CHARS} characters")
+        router = service.router
+        deadline = time.monotonic() + service.deadline_s
+
+        def build() -> Response:
+            found = router.registry.lookup(name)
+            if found is None:
+                found = router.registry.get(name)  # raises SkillNotFoundError naming close matches
+            return skill_answer(found, body=body, deadline=deadline, seconds=service.deadline_s)
+
+        return await service.run(build)
+
+    @api.post("/v1/tool", summary="answer a skill-tool call as the harness does", response_model=ToolAnswer,
+              responses=documented(*BODY_ERRORS))
+    async def tool(body: ToolRequest) -> Response:
+        router = service.router
+
+        def build() -> ToolAnswer:
+            loads, tool_name = router.profile.skill_call(body.name or "", list(router.skills))
+            [key] = loads
+            if body.name is not None and body.call_name is None:
+                result = router.load_skill(body.name)
             else:
-                yield
-        finally:
-            stop.set()
+                arguments = loads if body.name is not None else body.arguments
+                result = router.call_tool(arguments, body.call_name or tool_name)
+            named = body.name
+            if named is None and isinstance(body.arguments, dict):
+                given = body.arguments.get(key)
+                named = given if isinstance(given, str) else None
+            skill = router.registry.find(named) if named else None
+            loaded = None
+            if skill is not None and service.decision_log is not None:
+                loaded = service.decision_log.loaded(skill.id, "tool", route_id=body.route_id, session=body.session)
+            after = loaded.get("after") if loaded else None
+            return ToolAnswer(result=result, skill=skill.name if skill else None,
+                              after=after if isinstance(after, str) else None)
 
-    app = FastAPI(title="skill-router", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Route a request to the few agent skills that matter.")
+        return await _answer(service, build)
 
-    # -- errors ---------------------------------------------------------------------------------------------------
+    return api
+
+
+def hook_endpoints(service: Service, record: _Recorder) -> APIRouter:
+    """``POST /v1/hooks/{harness}`` for every profile with a prompt hook (:data:`router.profiles.Capability.HOOK`)."""
+    api = APIRouter(tags=["hooks"])
+    harnesses = hooks.harnesses()
+
+    @api.post("/v1/hooks/{harness}", summary="a harness's UserPromptSubmit hook (Claude Code: type http)",
+              response_model=HookAnswer, response_model_exclude_none=True,
+              responses=documented(*BODY_ERRORS, 404))
+    async def hook(body: HookInput, harness: str = Path(json_schema_extra={"enum": list(harnesses)})) -> Response:
+        if harness not in harnesses:
+            return _json(404, "unknown_harness", f"unknown harness '{harness[:100]}': choose one of "
+                                                 f"{', '.join(harnesses)}")
+        try:
+            prompt = hooks.prompt_of(body.model_dump())
+        except hooks.HookError:
+            return answer_of(HookAnswer(), exclude_none=True)  # another event: nothing to add
+        prompt = prompt[:MAX_TEXT_CHARS]
+        if not prompt.strip():
+            return answer_of(HookAnswer(), exclude_none=True)
+        _, routing, _ = await service.route(prompt)
+
+        def build() -> Response:
+            record(f"hook:{harness}", prompt, routing, None, session=body.session_id)
+            output = HookAnswer.model_validate(hooks.hook_output(hooks.routing_context(harness, routing)))
+            return answer_of(output, exclude_none=True)
+
+        return await service.run(build)
+
+    return api
+
+
+def operation_endpoints(service: Service) -> APIRouter:
+    api = APIRouter(tags=["operations"])
+
+    @api.post("/v1/reindex", summary="rebuild from the skill folders now", response_model=ReloadAnswer,
+              responses=documented())
+    async def reindex() -> Response:
+        _ = service.router  # 503 while the first load is running
+        result = await asyncio.to_thread(service.reload)
+        if not result.ok:  # 503: the library cannot be read now; the previous one is still served
+            return _json(503, "reload_failed", f"reload failed, still serving the previous library: "
+                                               f"{result.message}", result.to_json(), headers={"Retry-After": "5"})
+        return answer_of(ReloadAnswer.model_validate(result.to_json()))
+
+    @api.get("/healthz", summary="the process is alive", response_model=Alive, responses=documented())
+    async def healthz() -> Alive:
+        return Alive(status="alive")
+
+    ready_errors = documented()
+    ready_errors[503] = {"model": Loading | ErrorAnswer, "description": "the library is loading or failed to load "
+                                                                         "(or the guard's 503 errors)"}
+
+    @api.get("/readyz", summary="the library is loaded; discovery errors", response_model=Ready,
+             responses=ready_errors)
+    async def readyz() -> Response:
+        if not service.ready:
+            error = service.load_error
+            loading = Loading(status="failed" if error else "loading", error=error)
+            return JSONResponse(loading.model_dump(), status_code=503, headers={"Retry-After": "1"})
+        router = service.router
+        last = service.last_reload
+        decision_log = service.decision_log
+        ready = Ready(status="ready", profile=router.profile.name, skills=len(router.skills),
+                      errors=list(last.errors) if last else [], warnings=list(last.warnings) if last else [],
+                      notes=list(service.notes), reloads=service.reloads, reload_error=service.reload_error,
+                      last_reload=ReloadAnswer.model_validate(last.to_json()) if last else None,
+                      log=LogHealth.model_validate(decision_log.health()) if decision_log is not None else None)
+        return JSONResponse(ready.model_dump())
+
+    @api.get("/metrics", summary="Prometheus metrics", response_class=Response, responses={
+        **documented(404), 200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                                 "description": "Prometheus text format"}})
+    async def metrics() -> Response:
+        if service.metrics is None:
+            return _json(404, "http_error", "metrics are off")
+        payload, content_type = service.metrics.text()
+        return Response(payload, media_type=content_type)
+
+    return api
+
+
+# -- errors -------------------------------------------------------------------------------------------------------
+def add_error_handlers(app: FastAPI) -> None:
+    """Every error as ``{"error": {"type", "message", "details"?}}`` (:class:`router.serve.schemas.ErrorAnswer`)."""
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
@@ -280,7 +523,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
         generic = (None, "Not Found", "Method Not Allowed", "There was an error parsing the body")
         message = messages.get(exc.status_code) if exc.detail in generic else None
         kind = "body_too_large" if isinstance(exc, _TooLarge) else "http_error"
-        return _json(exc.status_code, kind, message or str(exc.detail), headers=getattr(exc, "headers", None))
+        return _json(exc.status_code, kind, message or str(exc.detail),
+                     headers=dict(exc.headers) if exc.headers else None)
 
     @app.exception_handler(SkillRouterError)
     async def router_error(_: Request, exc: SkillRouterError) -> JSONResponse:
@@ -312,185 +556,50 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     async def too_large(_: Request, exc: MetadataTooLarge) -> JSONResponse:
         return _json(422, "metadata_too_large", str(exc))
 
-    # -- routing --------------------------------------------------------------------------------------------------
-    # Each answer is built and encoded by a worker (service.run); the handler only awaits it.
-    def record(source: str, text: str, routing: Any, k: int | None, session: str | None = None) -> str:
-        request_id = new_request_id()
-        if service.decision_log is not None:
-            service.decision_log.routed(request_id, source, text, routing, k=k, session=session)
-        return request_id
 
-    async def answer(build: Any) -> Response:
-        return cast(Response, await service.run(lambda: json_answer(build())))
+def create_app(service: Service, *, token: str | None = None, loopback: bool = True,
+               max_body: int = MAX_BODY_BYTES, mcp: bool = True, watch: Sequence[str] = (),
+               load: bool = True) -> FastAPI:
+    """The application over ``service``. With ``load`` the library is loaded in the background at start-up
+    (``/readyz`` answers 503 until it is); ``watch`` folders are watched for changes once it is."""
+    mcp_server = None
+    if mcp:
+        from router.serve.mcp import build_mcp
 
-    @app.post("/v1/route", tags=["routing"], summary="rank the skills for one request")
-    async def route(body: RouteRequest) -> Response:
-        router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
-        return await answer(lambda: routing_json(router, routing, record("route", body.text(), routing, body.k),
-                                                 timings))
+        mcp_server = build_mcp(service)
+    stop = threading.Event()
 
-    @app.post("/v1/route/batch", tags=["routing"], summary="rank the skills for several requests")
-    async def route_batch(body: BatchRequest) -> Response:
-        outcomes = await asyncio.gather(*(service.route(r.request(), r.k, r.pin, r.exclude) for r in body.requests),
-                                        return_exceptions=True)
-        for index, outcome in enumerate(outcomes):
-            if isinstance(outcome, SkillRouterError):
-                raise type(outcome)(f"requests[{index}]: {outcome}") if isinstance(outcome, ConfigError) else outcome
-            if isinstance(outcome, BaseException):
-                raise outcome
-
-        def build() -> dict[str, Any]:
-            results = []
-            for request, outcome in zip(body.requests, outcomes):
-                router, routing, timings = cast(tuple, outcome)
-                request_id = record("batch", request.text(), routing, request.k)
-                results.append(routing_json(router, routing, request_id, timings))
-            return {"results": results}
-
-        return await answer(build)
-
-    @app.get("/v1/skills", tags=["skills"], summary="every skill, or the skills ranked for ?q=")
-    async def skills(q: str | None = Query(None, min_length=1, max_length=MAX_TEXT_CHARS),
-                     k: int | None = Query(None, ge=1, le=MAX_K)) -> Response:
-        if q is None:
-            router = service.router
-
-            def listing() -> dict[str, Any]:
-                rows = [_skill_json(s) for s in router.skills]
-                return {"skills": rows, "total": len(rows)}
-
-            return await answer(listing)
-        if not q.strip():
-            raise ConfigError("'q' is empty: give the text to rank the skills for")
-        router, routing, timings = await service.route(q, k)
-
-        def ranked() -> dict[str, Any]:
-            request_id = record("skills", q, routing, k)
-            by_id = {s.id: s for s in router.skills}
-            if routing.routed:
-                rows = [{**_skill_json(by_id[m.id]), "score": round(float(m.score), 6), "rank": m.rank}
-                        for m in routing.matches]
-            else:  # a library small enough to be shown whole is not ranked
-                rows = [{**_skill_json(s), "score": None, "rank": None} for s in routing.shown]
-            return {"query": q, "skills": rows, "total": len(rows), "request_id": request_id,
-                    "took_ms": timings["total_ms"]}
-
-        return await answer(ranked)
-
-    @app.get("/v1/skills/{name:path}", tags=["skills"], summary="one skill's metadata (and body on request)")
-    async def skill(name: str, body: bool = False) -> Response:
-        if len(name) > MAX_NAME_CHARS:
-            raise ConfigError(f"skill name is longer than {MAX_NAME_CHARS} characters")
-        router = service.router
-        deadline = time.monotonic() + service.deadline_s
-
-        def build() -> Response:
-            found = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
-            if found is None:
-                found = router.registry.get(name)  # raises SkillNotFoundError naming close matches
-            return skill_answer(found, body=body, deadline=deadline, seconds=service.deadline_s)
-
-        return cast(Response, await service.run(build))
-
-    @app.post("/v1/tool", tags=["skills"], summary="answer a skill-tool call as the harness does")
-    async def tool(body: ToolRequest) -> Response:
-        router = service.router
-
-        def build() -> dict[str, Any]:
-            spec = router.tool()
-            key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
-            arguments = {key: body.name} if body.name is not None else body.arguments
-            call_name = body.call_name or (spec.name if spec is not None else None)
-            result = router.call_tool(arguments, call_name)
-            named = body.name
-            if named is None and isinstance(body.arguments, dict):
-                named = body.arguments.get(key) if isinstance(body.arguments.get(key), str) else None
-            skill = router.registry.find(named) if named else None
-            loaded = None
-            if skill is not None and service.decision_log is not None:
-                loaded = service.decision_log.loaded(skill.id, "tool", route_id=body.route_id, session=body.session)
-            return {"result": result, "skill": skill.name if skill else None,
-                    "after": loaded.get("after") if loaded else None}
-
-        return await answer(build)
-
-    @app.post("/v1/inject", tags=["routing"], summary="inject the routed catalogue into chat messages")
-    async def inject(body: InjectRequest) -> Response:
-        from router.conversation import conversation_text
-        from router.inject import inject as inject_block
-
-        messages = [m.model_dump(exclude_unset=True) for m in body.messages]
-        router, routing, timings = await service.route(messages, body.k, body.pin, body.exclude)
-
-        def build() -> dict[str, Any]:
-            request_id = record("inject", conversation_text(messages).request, routing, body.k)
-            out = inject_block(messages, router.profile.render(list(routing.shown)))
-            return {"messages": out, "shown": [s.name for s in routing.shown], "request_id": request_id,
-                    "timings": timings}
-
-        return await answer(build)
-
-    async def answer_hook(harness: str, body: HookInput) -> Response:
+    def start_up() -> None:
+        if watch:  # before loading: an edit made while the library loads is picked up once it has
+            service.watch(watch, stop)
         try:
-            prompt = hooks.prompt_of(body.model_dump())
-        except hooks.HookError:
-            return json_answer({})  # another event: nothing to add
-        prompt = prompt[:MAX_TEXT_CHARS]
-        if not prompt.strip():
-            return json_answer({})
-        _, routing, _ = await service.route(prompt)
+            if not service.ready:
+                service.load()
+        except Exception as exc:  # reported by /readyz; the process stays up so that the reason can be read
+            service.load_error = failure_reason(exc)
+            log.error("could not load the library: %s", service.load_error)
+            stop.set()
 
-        def build() -> dict[str, Any]:
-            record(f"hook:{harness}", prompt, routing, None, session=body.session_id)
-            return hooks.hook_output(hooks.routing_context(harness, routing))
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if load:
+            threading.Thread(target=start_up, daemon=True, name="skill-router-load").start()
+        try:
+            if mcp_server is not None:
+                async with mcp_server.session_manager.run():
+                    yield
+            else:
+                yield
+        finally:
+            stop.set()
 
-        return await answer(build)
-
-    @app.post("/v1/hooks/claude-code", tags=["hooks"], summary="Claude Code UserPromptSubmit hook (type http)")
-    async def hook_claude(body: HookInput) -> Response:
-        return await answer_hook("claude-code", body)
-
-    @app.post("/v1/hooks/codex", tags=["hooks"], summary="Codex UserPromptSubmit hook")
-    async def hook_codex(body: HookInput) -> Response:
-        return await answer_hook("codex", body)
-
-    # -- operations -----------------------------------------------------------------------------------------------
-    @app.post("/v1/reindex", tags=["operations"], summary="rebuild from the skill folders now")
-    async def reindex() -> Response:
-        _ = service.router  # 503 while the first load is running
-        result = await asyncio.to_thread(service.reload)
-        if not result.ok:  # 503: the library cannot be read now; the previous one is still served
-            return _json(503, "reload_failed", f"reload failed, still serving the previous library: "
-                                               f"{result.message}", result.to_json(), headers={"Retry-After": "5"})
-        return json_answer(result.to_json())
-
-    @app.get("/healthz", tags=["operations"], summary="the process is alive")
-    async def healthz() -> dict[str, Any]:
-        return {"status": "alive"}
-
-    @app.get("/readyz", tags=["operations"], summary="the library is loaded; discovery errors")
-    async def readyz() -> Response:
-        if not service.ready:
-            error = getattr(service, "load_error", None)
-            return JSONResponse({"status": "failed" if error else "loading", "error": error}, status_code=503,
-                                headers={"Retry-After": "1"})
-        router = service.router
-        last = service.last_reload
-        decision_log = service.decision_log
-        return JSONResponse({"status": "ready", "profile": router.profile.name, "skills": len(router.skills),
-                             "errors": list(last.errors) if last else [],
-                             "warnings": list(last.warnings) if last else [], "notes": list(service.notes),
-                             "reloads": service.reloads, "reload_error": service.reload_error,
-                             "last_reload": last.to_json() if last else None,
-                             "log": decision_log.health() if decision_log is not None else None})
-
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics")
-    async def metrics() -> Response:
-        if service.metrics is None:
-            return _json(404, "http_error", "metrics are off")
-        payload, content_type = service.metrics.text()
-        return Response(payload, media_type=content_type)
-
+    app = FastAPI(title="skill-router", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Route a request to the few agent skills that matter.")
+    add_error_handlers(app)
+    record = _Recorder(service)
+    for api in (routing_endpoints(service, record), skill_endpoints(service, record),
+                hook_endpoints(service, record), operation_endpoints(service)):
+        app.include_router(api)
     if mcp_server is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_server.streamable_http_app(
             streamable_http_path="/mcp", host="127.0.0.1" if loopback else "0.0.0.0")))

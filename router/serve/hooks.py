@@ -38,11 +38,16 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
 
-HARNESSES = ("claude-code", "codex")
+if TYPE_CHECKING:
+    from router.profiles import Profile
+    from router.ranking import Routing
+    from router.routing import Router
+    from router.skill import Skill
+
 MAX_CONTEXT_CHARS = 2000
 EVENT = "UserPromptSubmit"
 DEFAULT_URL = "http://127.0.0.1:8765"
@@ -66,23 +71,28 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _invocable(skill: Any) -> bool:
-    """False for a skill whose frontmatter says ``disable-model-invocation: true``. The claude-code profile reads
-    that flag when it parses; a library served with another profile keeps the raw key, checked here."""
-    flag = (skill.metadata or {}).get("disable-model-invocation")
-    return not (flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"))
+def harnesses() -> tuple[str, ...]:
+    """The harnesses with a prompt hook: the profiles that provide one (imported when asked: a hook that only asks
+    the server never pays for loading the profiles)."""
+    from router.profiles import Capability, with_capability
+
+    return with_capability(Capability.HOOK)
 
 
-def hook_context(harness: str, skills: Sequence[Any]) -> str:
+def harness_profile(harness: str) -> Profile:
+    """The profile of ``harness``; HookError naming the harnesses with a hook otherwise."""
+    from router.profiles import Capability, get_profile, profile_names
+
+    profile = get_profile(harness) if harness in profile_names() else None
+    if profile is None or not profile.provides(Capability.HOOK):
+        raise HookError(f"unknown harness '{harness}': choose one of {', '.join(harnesses())}")
+    return profile
+
+
+def hook_context(harness: str, skills: Sequence[Skill]) -> str:
     """The additional context naming ``skills`` (best first) for ``harness``: the harness profile's own
     ``hook_context``, with whole lines dropped from the end until it fits :data:`MAX_CONTEXT_CHARS`; '' for none."""
-    if harness not in HARNESSES:
-        raise HookError(f"unknown harness '{harness}': choose one of {', '.join(HARNESSES)}")
-    from router.profiles import get_profile
-
-    render = get_profile(harness).hook_context  # type: ignore[attr-defined]
-    if harness == "claude-code":
-        skills = [s for s in skills if _invocable(s)]
+    render = harness_profile(harness).hook_context
     skills = list(skills)
     for n in range(len(skills), 0, -1):
         text = render(skills[:n])
@@ -91,7 +101,7 @@ def hook_context(harness: str, skills: Sequence[Any]) -> str:
     return ""
 
 
-def routing_context(harness: str, routing: Any) -> str:
+def routing_context(harness: str, routing: Routing) -> str:
     """The context for one :class:`router.routing.Routing`: '' when it abstained or did not route."""
     if routing.abstained or not routing.routed or not routing.shown:
         return ""
@@ -127,7 +137,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("harness", choices=HARNESSES, help="whose UserPromptSubmit JSON comes on stdin")
+    parser.add_argument("harness", metavar="HARNESS", help="whose UserPromptSubmit JSON comes on stdin (a profile "
+                                                           "with a prompt hook)")
     parser.add_argument("--url", default=os.environ.get("SKILL_ROUTER_URL", DEFAULT_URL),
                         help=f"the running 'skill-router serve' (default {DEFAULT_URL} or $SKILL_ROUTER_URL)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
@@ -161,7 +172,7 @@ def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: flo
         headers["Authorization"] = f"Bearer {token}"
     status, data = _post(url, f"/v1/hooks/{harness}", body, headers, deadline)
     if status != 200:
-        raise HookError(f"the server at {url} answered HTTP {status}")
+        raise HookError(f"the server at {url} answered HTTP {status}{_error_of(data)}")
     try:
         answer = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -175,6 +186,15 @@ def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: flo
     if not isinstance(context, str):
         raise HookError(f"the server at {url} answered without hookSpecificOutput.additionalContext")
     return context
+
+
+def _error_of(data: bytes) -> str:
+    """``: message`` of the service's ``{"error": {"message": ...}}`` answer, else ''."""
+    try:
+        error = json.loads(data.decode("utf-8")).get("error")
+        return f": {error['message']}" if isinstance(error, dict) and isinstance(error.get("message"), str) else ""
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return ""
 
 
 def _post(url: str, path: str, body: bytes, headers: Mapping[str, str], deadline: float) -> tuple[int, bytes]:
@@ -282,43 +302,47 @@ def _content_length(head: bytes, url: str) -> int | None:
     return None
 
 
-def _default_roots(harness: str, cwd: str) -> list[str]:
-    home = os.path.expanduser("~")
-    if harness == "claude-code":
-        candidates = [os.path.join(home, ".claude", "skills"), os.path.join(cwd, ".claude", "skills")]
-    else:
-        codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
-        candidates = [os.path.join(cwd, ".codex", "skills"), os.path.join(codex_home, "skills"),
-                      os.path.join(home, ".agents", "skills"), os.path.join(cwd, ".agents", "skills")]
-    return [c for c in dict.fromkeys(candidates) if os.path.isdir(c)]
+def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
+    """The router of the in-process fallback: ``--skills``/``--catalog``, else what the harness's profile discovers
+    when it runs in ``cwd``; ``--profile``, else the harness's; ``--config``, else
+    ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
+    from router.config import find_config
+    from router.errors import ConfigError
+    from router.profiles import get_profile
+    from router.routing import Router
+
+    harness_side = harness_profile(harness).in_folder(cwd)
+    profile = harness_side if args.profile in (None, "", harness) else get_profile(args.profile)
+    config = find_config(args.config).with_(model=args.model)
+    if args.catalog:
+        if args.skills:
+            raise ConfigError("give either --skills or --catalog, not both")
+        return Router.from_catalog(args.catalog, profile, config, index_folder=args.index_dir)
+    if args.skills:
+        return Router.from_skills(args.skills, profile, config, index_folder=args.index_dir)
+    folders = harness_side.harness_folders()
+    if not folders:
+        raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
+    # The harness's own discovery (its scopes, its config's rules), as 'skill-router index --profile HARNESS' does.
+    if profile is harness_side:
+        return Router.from_skills(None, profile, config, index_folder=args.index_dir)
+    return Router.from_skills(folders, profile, config, index_folder=args.index_dir)
 
 
 def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:
     """Route with the library's own router in this process (slow: loads the embedding model)."""
-    from router.cli.common import make_router
-    from router.profiles import profile_names
-
-    options = argparse.Namespace(**vars(args), announce_config=False)  # stderr is for failures only
-    if not options.catalog and not options.skills:
-        options.skills = _default_roots(harness, cwd)
-        if not options.skills:
-            raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    if not options.profile:
-        options.profile = harness if harness in profile_names() else "agentskills"
     # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
     # which fits the budget; torch takes longer to import than that.
-    return routing_context(harness, make_router(options).route(prompt))
+    return routing_context(harness, in_process_router(harness, args, cwd).route(prompt))
 
 
 def _read_token(path: str | None) -> str | None:
     if not path:
         return None
-    try:
-        from router.files import MAX_TOKEN_FILE_BYTES, read_text
+    from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
-        return read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip() or None
-    except OSError as exc:
-        raise HookError(f"cannot read --token-file '{path}': {exc.strerror or exc}") from None
+    return read_user_text(path, "--token-file", HookError, limit=MAX_TOKEN_FILE_BYTES, errors="replace").strip() \
+        or None
 
 
 def run(argv: Sequence[str], stdin: Any, stdout: Any, stderr: Any, *, started: float | None = None) -> int:

@@ -42,11 +42,17 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TextIO
 
 from router.errors import CatalogError, ConfigError
 from router.files import NotRegularFileError, open_text
 from router.safetext import safe_value
+
+if TYPE_CHECKING:
+    from router.ranking import Routing
+
+#: One decision-log record, or a report built from them: JSON values by key (read back from JSON lines).
+Record = dict[str, Any]
 
 LINK_WINDOW_S = 15 * 60
 RETRY_S = 30.0  # a failed rotation or reopen is tried again at most this often
@@ -93,7 +99,7 @@ class DecisionLog:
 
     def __init__(self, path: str | None, *, requests: str | RequestLogging = RequestLogging.HASH,
                  max_bytes: int = 10_000_000, backups: int = 5,
-                 on_failure: Callable[[], Any] | None = None) -> None:
+                 on_failure: Callable[[], object] | None = None) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise ConfigError(f"--log-max-bytes must be a size in bytes of at least 1, got {max_bytes}: give e.g. "
                               "10000000, or --no-log to write no log")
@@ -108,7 +114,7 @@ class DecisionLog:
         self.error: str | None = None  # why the last write, rotation or reopen failed; None once one succeeds
         self._retry_at = 0.0
         self._lock = threading.Lock()
-        self._handle: Any = None
+        self._handle: TextIO | None = None
         self._identity: tuple[int, int] | None = None
         self._recent: OrderedDict[str, _Routed] = OrderedDict()
         self._by_session: dict[str, str] = {}
@@ -123,14 +129,14 @@ class DecisionLog:
         with self._lock:
             self._close()
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> dict[str, str | bool | int | None]:
         """What ``/readyz`` reports of the log: ``ok`` false while writing fails, with the reason. Read without the
         lock, which a write stuck on a slow disk may hold: ``/readyz`` must answer even then."""
         error = self.error
         return {"path": self.path, "ok": error is None, "failures": self.failures, "error": error}
 
     # -- records ------------------------------------------------------------------------------------------------
-    def routed(self, request_id: str, source: str, text: str, routing: Any, *, k: int | None = None,
+    def routed(self, request_id: str, source: str, text: str, routing: Routing, *, k: int | None = None,
                session: str | None = None) -> None:
         """Record one routing (``routing`` is a :class:`router.routing.Routing`)."""
         shown_ids = {s.id for s in routing.shown}
@@ -141,7 +147,7 @@ class DecisionLog:
             shown.append({"id": skill.id, "name": skill.name,
                           "score": round(match.score, 6) if match else None,
                           "rank": match.rank if match else None})
-        record: dict[str, Any] = {"type": "route", "time": _now(), "id": request_id, "source": source,
+        record: Record = {"type": "route", "time": _now(), "id": request_id, "source": source,
                                   "session": session}
         if self.requests is RequestLogging.TEXT:
             record["request"] = text
@@ -162,7 +168,7 @@ class DecisionLog:
             self._write(record)
 
     def loaded(self, skill_id: str, source: str, *, route_id: str | None = None,
-               session: str | None = None) -> dict[str, Any]:
+               session: str | None = None) -> Record:
         """Record that ``skill_id`` was loaded; returns the record (with the routing it was linked to)."""
         with self._lock:
             after = self._link(route_id, session)
@@ -254,7 +260,7 @@ class DecisionLog:
             except Exception:  # a metric must never fail a request either
                 pass
 
-    def _write(self, record: Mapping[str, Any]) -> None:
+    def _write(self, record: Mapping[str, object]) -> None:
         if not self.path:
             return
         line = json.dumps(record, ensure_ascii=False) + "\n"
@@ -272,11 +278,13 @@ class DecisionLog:
                 self._failed("cannot reopen the decision log", exc)
                 return
         handle = self._handle
+        if handle is None:  # _open() always sets it; kept for the type checker
+            return
         try:
             size = handle.tell()
             if size + len(line) > self.max_bytes and size > 0 and retry:
                 self._rotate()
-                handle = self._handle
+                handle = self._handle or handle
             handle.write(line)
             handle.flush()  # one record at a time: a crash loses nothing already answered
         except (OSError, ValueError) as exc:  # a full disk must not fail the request that is being answered
@@ -327,7 +335,7 @@ def log_files(path: str) -> list[str]:
     return files
 
 
-def read_log(path: str) -> tuple[list[dict[str, Any]], int]:
+def read_log(path: str) -> tuple[list[Record], int]:
     """(records, unreadable lines) from ``path`` and its rotated files; a torn last line is skipped."""
     records, bad = [], 0
     for name in log_files(path):
@@ -350,7 +358,7 @@ def read_log(path: str) -> tuple[list[dict[str, Any]], int]:
     return records, bad
 
 
-def _pairs(records: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any] | None, Mapping[str, Any]]]:
+def _pairs(records: Sequence[Record]) -> Iterator[tuple[Record | None, Record]]:
     routes = {r.get("id"): r for r in records if r.get("type") == "route"}
     for record in records:
         if record.get("type") == "load":
@@ -395,7 +403,7 @@ def examples_from_log(path: str, known: set[str]) -> tuple[dict[str, list[str]],
     return examples, counts
 
 
-def evaluate_log(path: str) -> dict[str, Any]:
+def evaluate_log(path: str) -> Record:
     """How often the skill an agent loaded was among the skills the router had shown just before."""
     records, bad = read_log(path)
     routes = sum(1 for r in records if r.get("type") == "route")
@@ -422,7 +430,7 @@ def evaluate_log(path: str) -> dict[str, Any]:
             "unreadable_lines": bad}
 
 
-def format_log_report(report: Mapping[str, Any]) -> str:
+def format_log_report(report: Record) -> str:
     rate = report["shown_rate"]
     lines = [f"{report['routings']} routings, {report['loads']} loads ({report['linked_loads']} linked to a routing, "
              f"{report['unlinked_loads']} not)",

@@ -25,12 +25,13 @@ past it fails with a tool error naming the deadline, and the other tools and the
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from router.errors import PathEscapeError, SkillRouterError, SkillToolError
 from router.serve import mcp_extension, mcp_skills
 from router.serve.log import new_request_id
-from router.serve.schemas import MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from router.serve.schemas import (MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, LoadedSkill, SearchResult, SkillFile,
+                                  SkillHit)
 from router.serve.payload import DeadlineExceeded
 from router.serve.service import Busy, NotReady, Service
 
@@ -41,35 +42,6 @@ INSTRUCTIONS = (
     "Relative paths in a skill resolve against its base_directory: read them with read_skill_file(name, path). "
     "Load only the skills you use."
 )
-
-
-class SkillHit(BaseModel):
-    name: str
-    description: str
-    score: float | None = Field(description="fused routing score; null when the library is small enough to be "
-                                            "shown whole")
-    base_directory: str | None
-    uri: str
-
-
-class SearchResult(BaseModel):
-    skills: list[SkillHit]
-    total: int
-    abstained: bool = Field(description="true when no skill is a confident match")
-    request_id: str
-
-
-class LoadedSkill(BaseModel):
-    name: str
-    base_directory: str | None = Field(description="relative paths in the skill resolve against this folder")
-    content: str = Field(description="what the harness's skill tool returns for this skill")
-
-
-class SkillFile(BaseModel):
-    name: str
-    path: str
-    size: int
-    content: str
 
 
 PROMPT = "use_skills_for"
@@ -170,7 +142,7 @@ def build_mcp(service: Service) -> Any:
             raise error(str(exc)) from None
 
     def find(router: Any, name: str) -> Any:
-        skill = router.registry.find(name) or next((s for s in router.skills if s.id == name), None)
+        skill = router.registry.lookup(name)
         if skill is None:
             import difflib
 
@@ -238,10 +210,8 @@ def build_mcp(service: Service) -> Any:
 
         def build() -> LoadedSkill:
             skill = find(router, name)
-            spec = router.tool()
-            key = spec.parameters.get("required", ["name"])[0] if spec is not None else "name"
             try:
-                content = router.call_tool({key: skill.name}, spec.name if spec is not None else None)
+                content = router.load_skill(skill.name)
             except SkillToolError as exc:
                 raise ToolError(str(exc)) from None
             if service.decision_log is not None:

@@ -42,11 +42,11 @@ class MetadataTooLarge(Exception):
     """A skill's metadata encodes to more than :data:`MAX_METADATA_BYTES`, or nests deeper than :data:`MAX_DEPTH`."""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return _encode_string(value if isinstance(value, str) else str(value))
 
 
-def _key(value: Any) -> str:
+def _key(value: object) -> str:
     if value is None or isinstance(value, bool):
         return _text(json.dumps(value))  # as json.dumps names them: "null", "true"
     return _text(value)
@@ -70,7 +70,7 @@ def _scalar(value: Any) -> str | None:
     return _text(value)  # anything else YAML can construct (bytes from !!binary, ...) is sent as its text
 
 
-def metadata_json(name: str, metadata: Mapping[str, Any], *, deadline: float, seconds: float,
+def metadata_json(name: str, metadata: Mapping[str, object], *, deadline: float, seconds: float,
                   max_bytes: int | None = None) -> str:
     """``metadata`` as JSON text: keys as strings, dates and values JSON has no type for as their text.
 
@@ -123,7 +123,7 @@ def metadata_json(name: str, metadata: Mapping[str, Any], *, deadline: float, se
     return "".join(out)
 
 
-def encode(payload: Mapping[str, Any], *, raw: Mapping[str, str] | None = None) -> bytes:
+def encode(payload: Mapping[str, object], *, raw: Mapping[str, str] | None = None) -> bytes:
     """``payload`` as UTF-8 JSON bytes, with each ``raw`` value (JSON text already encoded) added under its key.
     A character UTF-8 cannot carry (a lone surrogate) is sent as U+FFFD."""
     text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)

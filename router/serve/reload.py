@@ -14,7 +14,10 @@ import os
 import stat
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from watchfiles import Change
 
 log = logging.getLogger("router.serve")
 
@@ -26,7 +29,7 @@ def relevant(path: str) -> bool:
     return os.path.basename(path) in WATCHED_NAMES
 
 
-def _keeper(roots: Sequence[str]) -> Callable[[Any, str], bool]:
+def _keeper(roots: Sequence[str]) -> Callable[[Change, str], bool]:
     """The changes that count: a watched file name, or a folder added (a skill copied in whole: its SKILL.md is
     written before the watch of the new folder starts, so no event names it). Hidden folders, the index
     folder's temporary ones among them, never count."""
@@ -34,7 +37,7 @@ def _keeper(roots: Sequence[str]) -> Callable[[Any, str], bool]:
 
     absolute = [os.path.abspath(r) for r in roots]
 
-    def keep(change: Any, path: str) -> bool:
+    def keep(change: Change, path: str) -> bool:
         if relevant(path):
             return True
         if change != Change.added:
@@ -60,7 +63,7 @@ def _present(folders: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
     return tuple(found)
 
 
-def watch_folders(folders: Sequence[str], reload: Callable[[], Any], stop: threading.Event,
+def watch_folders(folders: Sequence[str], reload: Callable[[], object], stop: threading.Event,
                   debounce_ms: int = 200, interval_s: float = 1.0, poll_s: float = 1.0,
                   max_backoff_s: float = MAX_BACKOFF_S) -> None:
     """Call ``reload`` after each burst of relevant changes under ``folders`` until ``stop`` is set, starting
@@ -94,8 +97,8 @@ def watch_folders(folders: Sequence[str], reload: Callable[[], Any], stop: threa
             if not present:  # nothing to watch: wait for a folder to appear
                 if stop.wait(poll_s):
                     return
-                changes: Any = set()
-                batches: Any = iter([changes])
+                changes: set[tuple[Change, str]] = set()
+                batches: Iterator[set[tuple[Change, str]]] = iter([changes])
             else:
                 watched = [f for f, _, _ in present]
                 batches = watch(*watched, watch_filter=_keeper(watched),

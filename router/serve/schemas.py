@@ -1,15 +1,19 @@
-"""Request bodies of the HTTP API and their bounds. Every field is checked here, once, at the boundary.
+"""Request bodies and answers of the HTTP API, the MCP tools' answers, and their bounds.
 
-Unknown fields are refused (a typo such as ``"qeury"`` is named in the 422 error rather than ignored), numbers are
-strict (``"k": "5"`` and ``"k": true`` are refused), and text must be valid Unicode (a lone surrogate escaped in
-JSON is refused before it reaches the tokenizer or the log).
+Requests: every field is checked here, once, at the boundary. Unknown fields are refused (a typo such as
+``"qeury"`` is named in the 422 error rather than ignored), numbers are strict (``"k": "5"`` and ``"k": true`` are
+refused), and text must be valid Unicode (a lone surrogate escaped in JSON is refused before it reaches the
+tokenizer or the log).
+
+Answers: one model per answer (``/openapi.json`` shows them, the MCP tools return theirs), and one error shape,
+:class:`ErrorAnswer` (``{"error": {"type", "message", "details"?}}``), for every status the service sends.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 MAX_BODY_BYTES = 1 << 20
 MAX_K = 50
@@ -21,6 +25,8 @@ MAX_MESSAGES = 200
 MAX_PARTS = 64
 MAX_NAMES = 50
 MAX_NAME_CHARS = 256
+#: A JSON object (the metadata of a skill, a message as sent).
+JSONObject = dict[str, JsonValue]
 
 
 def _unicode(text: str) -> str:
@@ -87,7 +93,7 @@ class RouteRequest(BaseModel):
             _conversation(self.messages)
         return self
 
-    def request(self) -> Any:
+    def request(self) -> str | list[JSONObject]:
         if self.query is not None:
             return self.query
         return [m.model_dump(exclude_unset=True) for m in self.messages or ()]
@@ -98,7 +104,7 @@ class RouteRequest(BaseModel):
             return self.query
         from router.conversation import conversation_text
 
-        return conversation_text(self.request()).request
+        return conversation_text([m.model_dump(exclude_unset=True) for m in self.messages or ()]).request
 
 
 class BatchRequest(BaseModel):
@@ -128,7 +134,7 @@ class ToolRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: Name | None = None
-    arguments: dict[str, Any] | Text | None = None
+    arguments: dict[str, JsonValue] | Text | None = None
     call_name: Annotated[str, Field(max_length=MAX_NAME_CHARS)] | None = None
     route_id: Annotated[str, Field(max_length=64)] | None = Field(
         None, description="the request_id of the routing this load follows (for the decision log)")
@@ -149,3 +155,196 @@ class HookInput(BaseModel):
     hook_event_name: Annotated[str, Field(max_length=64)] | None = None
     session_id: Annotated[str, Field(max_length=256)] | None = None
     cwd: Annotated[str, Field(max_length=4096)] | None = None
+
+
+# -- answers ------------------------------------------------------------------------------------------------------
+
+
+class Answer(BaseModel):
+    """An answer: every field is always sent (``null`` where there is no value)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class MatchAnswer(Answer):
+    """One ranked skill: fused score and rank, each signal's score and rank, and why it is there."""
+
+    id: str
+    name: str
+    score: float
+    rank: int
+    scores: dict[str, float]
+    ranks: dict[str, int]
+    reason: str = Field(description="routed, named (the request names it) or pinned")
+
+
+class RoutingAnswer(Answer):
+    """``POST /v1/route``: the ranking, the skills the catalogue shows, and the catalogue as the harness renders it."""
+
+    request_id: str
+    profile: str
+    matches: list[MatchAnswer]
+    shown: list[str]
+    abstained: bool
+    confidence: float
+    routed: bool = Field(description="false when the library is small enough to be shown whole")
+    catalogue: str
+    timings: dict[str, float] = Field(description="queued_ms, route_ms, render_ms, total_ms")
+
+
+class BatchAnswer(Answer):
+    results: list[RoutingAnswer]
+
+
+class SkillRow(Answer):
+    """A skill as listed: ``path`` and ``directory`` are null for a catalogue row."""
+
+    id: str
+    name: str
+    description: str
+    path: str | None
+    directory: str | None
+
+
+class SkillList(Answer):
+    skills: list[SkillRow]
+    total: int
+
+
+class RankedSkill(SkillRow):
+    score: float | None = Field(description="null when the library is small enough to be shown whole")
+    rank: int | None
+
+
+class RankedSkills(Answer):
+    query: str
+    skills: list[RankedSkill]
+    total: int
+    request_id: str
+    took_ms: float
+
+
+class SkillDetail(SkillRow):
+    """``GET /v1/skills/{name}?body=true``: the skill with its example requests, body and frontmatter."""
+
+    examples: list[str]
+    body: str
+    metadata: JSONObject = Field(description="the frontmatter; values JSON has no type for are sent as strings")
+
+
+class ToolAnswer(Answer):
+    result: str = Field(description="exactly what the profile's skill tool returns")
+    skill: str | None = Field(description="the skill loaded, when the call named one")
+    after: str | None = Field(description="the request_id of the routing this load followed (decision log)")
+
+
+class InjectAnswer(Answer):
+    messages: list[JSONObject]
+    shown: list[str]
+    request_id: str
+    timings: dict[str, float]
+
+
+class HookSpecificOutput(Answer):
+    hookEventName: str
+    additionalContext: str
+
+
+class HookAnswer(Answer):
+    """What the harness reads from a ``UserPromptSubmit`` hook: ``{}`` when there is nothing to add."""
+
+    hookSpecificOutput: HookSpecificOutput | None = None
+
+
+class ReloadAnswer(Answer):
+    ok: bool
+    skills: int
+    embedded: int = Field(description="skill texts embedded by this reload (the others came from the index)")
+    seconds: float
+    errors: list[str]
+    warnings: list[str]
+    message: str
+
+
+class Alive(Answer):
+    status: str
+
+
+class LogHealth(Answer):
+    """The decision log's state: ``ok`` false while writing fails, with the reason."""
+
+    path: str
+    ok: bool
+    failures: int
+    error: str | None
+
+
+class Ready(Answer):
+    """``GET /readyz`` once the library is loaded."""
+
+    status: str
+    profile: str
+    skills: int
+    errors: list[str]
+    warnings: list[str]
+    notes: list[str]
+    reloads: int
+    reload_error: str | None
+    last_reload: ReloadAnswer | None
+    log: LogHealth | None
+
+
+class Loading(Answer):
+    """``GET /readyz`` while the library loads (``loading``) or after it failed to (``failed``, with the reason)."""
+
+    status: str
+    error: str | None
+
+
+class ErrorDetail(Answer):
+    loc: str
+    message: str
+    type: str
+
+
+class ErrorInfo(Answer):
+    type: str = Field(description="invalid_request, skill_not_found, body_too_large, not_ready, ...")
+    message: str
+    details: list[ErrorDetail] | ReloadAnswer | None = Field(
+        None, description="422: each invalid field; reload_failed: the reload's report; otherwise absent")
+
+
+class ErrorAnswer(Answer):
+    """Every error the service answers, whatever its status."""
+
+    error: ErrorInfo
+
+
+# -- MCP tool answers ------------------------------------------------------------------------------------------------
+class SkillHit(BaseModel):
+    name: str
+    description: str
+    score: float | None = Field(description="fused routing score; null when the library is small enough to be "
+                                            "shown whole")
+    base_directory: str | None
+    uri: str
+
+
+class SearchResult(BaseModel):
+    skills: list[SkillHit]
+    total: int
+    abstained: bool = Field(description="true when no skill is a confident match")
+    request_id: str
+
+
+class LoadedSkill(BaseModel):
+    name: str
+    base_directory: str | None = Field(description="relative paths in the skill resolve against this folder")
+    content: str = Field(description="what the harness's skill tool returns for this skill")
+
+
+class SkillFile(BaseModel):
+    name: str
+    path: str
+    size: int
+    content: str

@@ -22,14 +22,23 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
 from router.errors import ConfigError, SkillRouterError
 from router.serve.payload import DeadlineExceeded
 
+if TYPE_CHECKING:
+    from router.ranking import Routing
+    from router.routing import Query, Router
+    from router.serve.log import DecisionLog
+    from router.serve.metrics import Metrics
+
 log = logging.getLogger("router.serve")
 
-Factory = Callable[[Any], Any]  # encoder (or None) -> an unbuilt Router
+T = TypeVar("T")
+#: An embedding model (:class:`indexes.Encoder` or its ONNX twin) as the router calls it.
+Model = Any
+Factory = Callable[["Model | None"], "Router"]  # encoder (or None) -> an unbuilt Router
 DEFAULT_DEADLINE_S = 10.0
 
 
@@ -37,40 +46,37 @@ class SharedEncoder:
     """The embedding model shared by successive routers, one call at a time: the batcher and a reload building
     the next router both encode, and the fast tokenizer is not re-entrant."""
 
-    def __init__(self, encoder: Any) -> None:
+    def __init__(self, encoder: Model) -> None:
         self._encoder = encoder
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._encoder, name)
 
-    def encode(self, texts: Sequence[str], **options: Any) -> Any:
+    def encode(self, texts: Sequence[str], **options: object) -> Model:
         with self._lock:
             return self._encoder.encode(texts, **options)
 
 
-def route_many(router: Any, queries: Sequence[Any], k: int | None = None) -> list[Any]:
-    """Route several requests together: ``Router.route_many`` (one embedding call for all) where the router has it,
-    else ``route`` per request."""
-    batch = getattr(router, "route_many", None)
-    if callable(batch) and len(queries) > 1:
-        return list(batch(list(queries), k))
+def route_many(router: Router, queries: Sequence[Query], k: int | None = None) -> list[Routing]:
+    """Route several requests together: ``Router.route_many`` embeds their texts in one model call."""
+    if len(queries) > 1:
+        return list(router.route_many(list(queries), k))
     return [router.route(q, k) for q in queries]
 
 
-def with_choices(router: Any, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Any:
+def with_choices(router: Router, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Router:
     """A view of ``router`` that also pins and excludes these skills (names or ids) for one request."""
     if not pin and not exclude:
         return router
-    ids = {s.id for s in router.skills}
 
     def resolve(names: Sequence[str], what: str) -> frozenset[str]:
-        out = set()
+        out: set[str] = set()
         for name in names:
-            skill = router.registry.find(name)
-            if skill is None and name not in ids:
+            skill = router.registry.lookup(name)
+            if skill is None:
                 raise ConfigError(f"{what} skill '{name}' is not in the library; GET /v1/skills lists them")
-            out.add(skill.id if skill is not None else name)
+            out.add(skill.id)
         return frozenset(out)
 
     view = copy.copy(router)  # shares the built indexes; only the two sets differ
@@ -82,18 +88,18 @@ def with_choices(router: Any, pin: Sequence[str] = (), exclude: Sequence[str] = 
 # -- micro-batching -------------------------------------------------------------------------------------------------
 @dataclass
 class _Job:
-    router: Any
-    query: Any
+    router: Router
+    query: Query
     k: int | None
     pin: tuple[str, ...]
     exclude: tuple[str, ...]
-    future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+    future: concurrent.futures.Future[Routing] = field(default_factory=concurrent.futures.Future)
     queued: float = field(default_factory=time.perf_counter)
     started: float = 0.0
     finished: float = 0.0
 
     @property
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[int, int | None, tuple[str, ...], tuple[str, ...]]:
         return (id(self.router), self.k, self.pin, self.exclude)
 
 
@@ -113,7 +119,7 @@ class Batcher:
         self._thread = threading.Thread(target=self._run, name="skill-router-batcher", daemon=True)
         self._thread.start()
 
-    def submit(self, router: Any, query: Any, k: int | None, pin: Sequence[str] = (),
+    def submit(self, router: Router, query: Query, k: int | None, pin: Sequence[str] = (),
                exclude: Sequence[str] = ()) -> _Job:
         if self._queue.qsize() >= self.max_pending:
             raise Busy(f"{self.max_pending} requests are already waiting: retry shortly")
@@ -121,8 +127,8 @@ class Batcher:
         self._queue.put(job)
         return job
 
-    async def route(self, router: Any, query: Any, k: int | None, pin: Sequence[str] = (),
-                    exclude: Sequence[str] = ()) -> tuple[Any, _Job]:
+    async def route(self, router: Router, query: Query, k: int | None, pin: Sequence[str] = (),
+                    exclude: Sequence[str] = ()) -> tuple[Routing, _Job]:
         job = self.submit(router, query, k, pin, exclude)
         return await asyncio.wrap_future(job.future), job
 
@@ -149,7 +155,7 @@ class Batcher:
             live = [j for j in batch if j.future.set_running_or_notify_cancel()]
             if self._on_batch and live:
                 self._on_batch(len(live))
-            groups: dict[tuple[Any, ...], list[_Job]] = {}
+            groups: dict[tuple[int, int | None, tuple[str, ...], tuple[str, ...]], list[_Job]] = {}
             for j in live:
                 groups.setdefault(j.key, []).append(j)
             for jobs in groups.values():
@@ -190,7 +196,7 @@ class ReloadResult:
     warnings: tuple[str, ...] = ()
     message: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, bool | int | float | str | list[str]]:
         return {"ok": self.ok, "skills": self.skills, "embedded": self.embedded, "seconds": round(self.seconds, 3),
                 "errors": list(self.errors), "warnings": list(self.warnings), "message": self.message}
 
@@ -198,10 +204,10 @@ class ReloadResult:
 class Service:
     """The current router, its reloads, the batcher, and the decision log, shared by HTTP and MCP."""
 
-    def __init__(self, factory: Factory, *, decision_log: Any = None, metrics: Any = None,
+    def __init__(self, factory: Factory, *, decision_log: DecisionLog | None = None, metrics: Metrics | None = None,
                  max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
                  encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4,
-                 model: Any = None) -> None:
+                 model: Model | None = None) -> None:
         """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`)."""
         if not deadline_s > 0:
             raise ConfigError(f"--request-timeout must be a number of seconds above 0, got {deadline_s}")
@@ -216,7 +222,7 @@ class Service:
         self.reload_interval = reload_interval
         self.decision_log = decision_log
         self.metrics = metrics
-        self._router: Any = None
+        self._router: Router | None = None
         self._encoder: SharedEncoder | None = None
         self._reload_state = threading.Condition()
         self._reloading = False
@@ -234,7 +240,7 @@ class Service:
 
     # The router is read once per request and never mutated after the swap, so a plain attribute is atomic.
     @property
-    def router(self) -> Any:
+    def router(self) -> Router:
         if self._router is None:
             raise NotReady("the library is still loading")
         return self._router
@@ -261,7 +267,7 @@ class Service:
         release_memory()
         return result
 
-    def _choose_encoder(self, first: Any) -> Any:
+    def _choose_encoder(self, first: Router) -> Model:
         """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
         cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
         from indexes import Encoder
@@ -344,12 +350,12 @@ class Service:
         threading.Thread(target=watch_folders, args=(list(folders), self.reload, stop), daemon=True,
                          name="skill-router-watch", kwargs={"interval_s": self.reload_interval}).start()
 
-    def _result(self, router: Any, seconds: float) -> ReloadResult:
+    def _result(self, router: Router, seconds: float) -> ReloadResult:
         found = router.registry.discovery
-        return ReloadResult(True, len(router.skills), int(getattr(router, "embedded_count", 0)), seconds,
+        return ReloadResult(True, len(router.skills), router.embedded_count, seconds,
                             tuple(found.errors) if found else (), tuple(found.warnings) if found else ())
 
-    def _swap(self, router: Any, result: ReloadResult) -> None:
+    def _swap(self, router: Router, result: ReloadResult) -> None:
         # the report first: whoever sees the new library also sees the reload that made it
         self.last_reload = result
         self._router = router
@@ -362,20 +368,20 @@ class Service:
             self.metrics.reloads.labels(outcome=outcome).inc()
             self.metrics.reload_failing.set(0 if outcome == "ok" else 1)
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)`` in the worker pool. The caller's deadline (the HTTP guard's, or :meth:`bounded`) stops
         the waiting; work that has not started yet is then dropped."""
         return await asyncio.wrap_future(self._pool.submit(fn, *args))
 
-    async def bounded(self, awaitable: Any) -> Any:
+    async def bounded(self, awaitable: Awaitable[T]) -> T:
         """``awaitable`` under the request deadline: :class:`DeadlineExceeded` past it."""
         try:
             return await asyncio.wait_for(awaitable, self.deadline_s)
         except TimeoutError:
             raise DeadlineExceeded(self.deadline_s) from None
 
-    async def route(self, query: Any, k: int | None = None, pin: Sequence[str] = (),
-                    exclude: Sequence[str] = ()) -> tuple[Any, Any, dict[str, float]]:
+    async def route(self, query: Query, k: int | None = None, pin: Sequence[str] = (),
+                    exclude: Sequence[str] = ()) -> tuple[Router, Routing, dict[str, float]]:
         """(router used, routing, timings in ms) for one request, batched with whatever else is waiting."""
         router = self.router
         start = time.perf_counter()

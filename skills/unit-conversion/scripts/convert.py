@@ -19,7 +19,8 @@ UNITS: dict[str, tuple[str, F]] = {
     "mi": ("length", F(1609344, 1000)), "nmi": ("length", F(1852)),
     # mass, SI unit kilogram
     "kg": ("mass", F(1)), "g": ("mass", F(1, 1000)), "mg": ("mass", F(1, 10**6)), "t": ("mass", F(1000)),
-    "lb": ("mass", F(45359237, 10**8)), "oz": ("mass", F(45359237, 16 * 10**8)), "st": ("mass", F(45359237 * 14, 10**8)),
+    "lb": ("mass", F(45359237, 10**8)), "oz": ("mass", F(45359237, 16 * 10**8)),
+    "st": ("mass", F(45359237 * 14, 10**8)),
     # volume, SI unit cubic metre
     "m3": ("volume", F(1)), "L": ("volume", F(1, 1000)), "mL": ("volume", F(1, 10**6)),
     "gal_us": ("volume", F(3785411784, 10**12)), "gal_imp": ("volume", F(454609, 10**8)),
@@ -81,7 +82,7 @@ def main(argv: list[str]) -> int:
     try:
         value = F(argv[0])
     except ValueError:
-        raise SystemExit(f"value {argv[0]!r} is not a number")
+        raise SystemExit(f"value {argv[0]!r} is not a number") from None
     result = convert(value, argv[1], argv[2])
     print(f"{argv[0]} {argv[1]} = {float(result):.10g} {argv[2]}")
     return 0
