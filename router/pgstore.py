@@ -499,11 +499,18 @@ class PgSignals:
         out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
             return out
-        with self.db.connection() as conn:
-            for row, (text, vector) in enumerate(zip(texts, vectors)):
-                scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else self._retrieved(conn, text, vector)
-                for name in names:
-                    out[name][row] = scores[name]
+        from psycopg import errors
+
+        try:
+            with self.db.connection() as conn:
+                for row, (text, vector) in enumerate(zip(texts, vectors)):
+                    scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
+                        self._retrieved(conn, text, vector)
+                    for name in names:
+                        out[name][row] = scores[name]
+        except errors.UndefinedTable:
+            raise StoreUnavailable("the index generation this router read was replaced twice while it was serving; "
+                                   "the next request reads the new one") from None
         return out
 
     def _terms(self, text: str) -> tuple[list[str], list[float]]:
@@ -681,3 +688,28 @@ class Listener:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def follow(service: Any, url: str) -> Listener:
+    """Reload ``service`` (a :class:`router.serve.service.Service`) whenever a generation is committed, and once
+    after the database comes back (a commit made meanwhile); the listener stops when the service closes."""
+    connects = 0
+
+    def changed(payload: str) -> None:
+        nonlocal connects
+        if payload == "connected":
+            connects += 1
+            if connects == 1:
+                return
+        if service.ready:
+            service.reload()
+
+    listener = Listener(url, changed)
+    close = service.close
+
+    def closing() -> None:
+        listener.stop()
+        close()
+
+    service.close = closing
+    return listener
