@@ -64,7 +64,7 @@ MIN_DEPTH = 100
 CHANNEL = "skill_router_index"
 EMBED_BATCH = 256
 COPY_ROWS = 5000
-CONNECT_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 3.0
 FIELDS = {"bm25": 0, "body_bm25": 1}
 
 
@@ -136,7 +136,7 @@ class Database:
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False, timeout=CONNECT_TIMEOUT_S,
                                    kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False},
-                                   configure=self._configure, check=ConnectionPool.check_connection,
+                                   configure=self._configure,
                                    name="skill-router")
         self.pool.open(wait=False)
 
@@ -240,11 +240,13 @@ def _sql(text: str, **names: Any) -> Any:
 
 # -- what a generation holds ----------------------------------------------------------------------------------------
 def library_signature(router: Router) -> str:
-    """What a generation is built from: the skills in order with every text each signal reads, and the model."""
-    model = router.encoder.model_id
-    rows = [[s.id, t, d, b, list(s.examples)] for s, t, d, b in
-            zip(router.skills, router.index_texts(), router.dense_texts(), router.body_texts())]
-    payload = json.dumps([SCHEMA_VERSION, model, router.profile.name, rows], ensure_ascii=False)
+    """What a generation is built from: every skill's fields that its texts are made of, in order, with the
+    parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a replica
+    checks it on every reload)."""
+    config = router.config
+    rows = [[s.id, s.name, s.description, s.index_description, s.body, list(s.examples)] for s in router.skills]
+    payload = json.dumps([SCHEMA_VERSION, router.encoder.model_id, router.profile.name, config.body,
+                          config.body_tokens, config.dense_name, rows], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -501,17 +503,22 @@ class PgSignals:
             return out
         from psycopg import errors
 
-        try:
-            with self.db.connection() as conn:
-                for row, (text, vector) in enumerate(zip(texts, vectors)):
-                    scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
-                        self._retrieved(conn, text, vector)
-                    for name in names:
-                        out[name][row] = scores[name]
-        except errors.UndefinedTable:
-            raise StoreUnavailable("the index generation this router read was replaced twice while it was serving; "
-                                   "the next request reads the new one") from None
-        return out
+        for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
+            try:
+                with self.db.connection() as conn:
+                    for row, (text, vector) in enumerate(zip(texts, vectors)):
+                        scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
+                            self._retrieved(conn, text, vector)
+                        for name in names:
+                            out[name][row] = scores[name]
+                return out
+            except errors.UndefinedTable:
+                raise StoreUnavailable("the index generation this router read was replaced twice while it was "
+                                       "serving; the next request reads the new one") from None
+            except StoreUnavailable:
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     def _terms(self, text: str) -> tuple[list[str], list[float]]:
         counts = Counter(self.tokenizer(text))
@@ -539,51 +546,61 @@ class PgSignals:
         return out
 
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Two pipelined round trips: the top lists (and BM25's moments), then every candidate's exact scores."""
+        from indexes.fill import fill_unretrieved
+
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
         depth = self.depth
-        conn.execute(_sql("SET LOCAL hnsw.ef_search = {e}", e=_literal(min(1000, max(40, 2 * depth)))))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        dense_top = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} ORDER BY embedding <#> %s "
-                                      "LIMIT %s", d=g.table("docs")), (q, q, depth)).fetchall()
         terms, counts = self._terms(text)
+        with conn.pipeline():
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
+                         "'relaxed_order', true)", (str(min(1000, max(40, 2 * depth))),))
+            dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} ORDER BY embedding <#> %s "
+                                             "LIMIT %s", d=g.table("docs")), (q, q, depth))
+            lexical_cursors = {name: conn.execute(_BM25_TOP.format(p=g.table("postings")),
+                                                  (terms, counts, FIELDS[name], depth)) for name in g.fields}
+            example_cursor = conn.execute(_sql("SELECT owner FROM {x} ORDER BY embedding <#> %s LIMIT %s",
+                                               x=g.table("examples")), (q, depth)) if g.has_examples else None
+        dense_top = dense_cursor.fetchall()
         lexical_top: dict[str, list[tuple[int, float]]] = {}
         lexical_moments: dict[str, tuple[float, float]] = {}
-        for name in g.fields:
-            rows = conn.execute(_BM25_TOP.format(p=g.table("postings")),
-                                (terms, counts, FIELDS[name], depth)).fetchall()
+        for name, cursor in lexical_cursors.items():
+            rows = cursor.fetchall()
             lexical_top[name] = [(r[0], r[1]) for r in rows]
             lexical_moments[name] = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
-        example_owners: list[int] = []
-        if g.has_examples:
-            example_owners = [r[0] for r in conn.execute(_sql(
-                "SELECT owner FROM {x} ORDER BY embedding <#> %s LIMIT %s", x=g.table("examples")), (q, depth))]
-        candidates = sorted({p for p, _ in dense_top} | {p for rows in lexical_top.values() for p, _ in rows}
+        example_owners = [r[0] for r in example_cursor.fetchall()] if example_cursor is not None else []
+        dense_exact = {int(p): float(v) for p, v in dense_top}
+        candidates = sorted(set(dense_exact) | {p for rows in lexical_top.values() for p, _ in rows}
                             | set(example_owners))
+        others = [p for p in candidates if p not in dense_exact]
+        with conn.pipeline():
+            dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} WHERE position = ANY(%s)",
+                                             d=g.table("docs")), (q, others)) if others else None
+            lexical_cursors = {name: conn.execute(_BM25_AT.format(p=g.table("postings")),
+                                                  (terms, counts, FIELDS[name], candidates)) for name in g.fields}
+            example_cursor = conn.execute(_sql("SELECT owner, max(-(embedding <#> %s)) FROM {x} WHERE owner = ANY(%s) "
+                                               "GROUP BY owner", x=g.table("examples")), (q, candidates)) \
+                if g.has_examples else None
+        if dense_cursor is not None:
+            dense_exact.update((int(p), float(v)) for p, v in dense_cursor.fetchall())
         where = np.array(candidates, dtype=np.int64)
-        dense_exact = dict(conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} WHERE position = ANY(%s)",
-                                             d=g.table("docs")), (q, candidates)).fetchall())
         dense_values = np.array([dense_exact[p] for p in candidates], dtype=np.float64)
-        mu = float(g.mean @ q)
-        second = float(q.astype(np.float64) @ g.second @ q.astype(np.float64))
+        q64 = q.astype(np.float64)
+        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
         ceiling = min(v for _, v in dense_top) if len(dense_top) >= depth else None
-        from indexes.fill import fill_unretrieved
-
         dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
         out = {"dense": dense}
         self.cut += cut
-        for name in g.fields:
-            exact = dict(conn.execute(_BM25_AT.format(p=g.table("postings")),
-                                      (terms, counts, FIELDS[name], candidates)).fetchall())
+        for name, cursor in lexical_cursors.items():
+            exact = dict(cursor.fetchall())
             values = np.array([exact.get(p, 0.0) for p in candidates], dtype=np.float64)
             top = lexical_top[name]
-            ceiling = min(v for _, v in top) if len(top) >= depth else 0.0
-            out[name], _ = fill_unretrieved(g.n, where, values, *lexical_moments[name], ceiling)
-        if g.has_examples:
+            floor = min(v for _, v in top) if len(top) >= depth else 0.0
+            out[name], _ = fill_unretrieved(g.n, where, values, *lexical_moments[name], floor)
+        if example_cursor is not None:
             best = dense.copy()
-            for owner, value in conn.execute(_sql("SELECT owner, max(-(embedding <#> %s)) FROM {x} "
-                                                  "WHERE owner = ANY(%s) GROUP BY owner", x=g.table("examples")),
-                                             (q, candidates)):
+            for owner, value in example_cursor.fetchall():
                 best[owner] = max(best[owner], value)
             out["examples"] = best
         return out
