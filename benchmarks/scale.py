@@ -18,6 +18,8 @@ Measured, per size:
   benchmark requests: the share of requests with the same top-5, and the mean recall@5.
 - serve: two ``skill-router serve --catalog ... --index-url ...`` replicas; route p50/p99 over the requests,
   one replica and both alternately; each replica's resident memory after the run.
+- downtime (``--downtime``): requests to both replicas while the database is stopped for 10 s: status codes
+  before, during and after, and the time from the restart to each replica's first answer.
 - edit: one row's description rewritten, ``index`` run; the time from its commit until both replicas rank the
   edited row first for a request made of its new text, with the number of failed requests meanwhile.
 """
@@ -167,7 +169,38 @@ def wait_ready(client: Any, url: str, timeout: float = 900) -> float:
         time.sleep(0.5)
 
 
-def run_size(n: int, server: PgServer, work: Path, cached: bool) -> dict[str, Any]:
+def downtime(server: PgServer, replicas: list[str], queries: list[str], down_s: float = 10.0) -> dict[str, Any]:
+    """Requests to both replicas, one after another, while the database is stopped for ``down_s`` seconds: the
+    status codes before, during and after, and the time from the restart to the first answer of each replica."""
+    import collections
+
+    import httpx
+
+    phases: dict[str, collections.Counter] = {p: collections.Counter() for p in ("before", "down", "after")}
+    recovered: dict[str, float] = {}
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        def send(phase: str, until: float) -> None:
+            i = 0
+            while time.monotonic() < until:
+                replica = replicas[i % len(replicas)]
+                status = client.post(f"{replica}/v1/route", json={"query": queries[i % len(queries)], "k": 5}
+                                     ).status_code
+                phases[phase][status] += 1
+                if phase == "after" and status == 200 and replica not in recovered:
+                    recovered[replica] = time.monotonic() - restarted
+                i += 1
+
+        send("before", time.monotonic() + 3)
+        server.stop()
+        send("down", time.monotonic() + down_s)
+        server.start()
+        restarted = time.monotonic()
+        send("after", time.monotonic() + 10)
+    return {"down_s": down_s, "status_codes": {p: dict(c) for p, c in phases.items()},
+            "first_200_after_restart_s": [round(recovered.get(r, float("nan")), 3) for r in replicas]}
+
+
+def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False) -> dict[str, Any]:
     import httpx
 
     from router import pgstore
@@ -226,6 +259,9 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool) -> dict[str, An
                   file=sys.stderr)
             out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas])
             print(f"  edit {out['edit']}", file=sys.stderr)
+        if with_downtime:
+            out["downtime"] = downtime(server, [u for _, u in replicas], queries)
+            print(f"  downtime {out['downtime']}", file=sys.stderr)
     finally:
         for process, _ in replicas:
             process.terminate()
@@ -270,6 +306,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--cached-vectors", type=int, nargs="*", default=[], metavar="N",
                         help="sizes whose variants get derived vectors instead of being embedded (see above)")
+    parser.add_argument("--downtime", action="store_true", help="also stop the database for 10 s under load")
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
     results: dict[str, Any] = {}
@@ -278,7 +315,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="sr-scale-") as folder:
             for n in args.sizes:
                 print(f"{n:,} rows", file=sys.stderr)
-                results[str(n)] = run_size(n, server, Path(folder), n in args.cached_vectors)
+                results[str(n)] = run_size(n, server, Path(folder), n in args.cached_vectors, args.downtime)
                 save(args.name, {"results": results})
     finally:
         server.stop(remove=True)

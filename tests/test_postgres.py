@@ -207,3 +207,31 @@ def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp
         assert np.allclose(fused[row][where], exact_fused[row][where], atol=1e-5)
         agree += list(np.argsort(-fused[row])[:5]) == list(np.argsort(-exact_fused[row])[:5])
     assert agree / len(queries) >= 0.95, f"{agree} of {len(queries)}"
+
+
+def test_libraries_of_two_profiles_share_one_database_and_the_config_names_it(pg, capsys, tmp_path,
+                                                                           monkeypatch) -> None:
+    library = copy_bundled(tmp_path / "skills")
+    config = tmp_path / "skill-router.json"
+    config.write_text(json.dumps({"index_url": pg.url}), encoding="utf-8")
+    for profile in ("agentskills", "genkit"):
+        status, out, _ = run(capsys, "index", "--skills", str(library), "--profile", profile, "--config", str(config),
+                             "--json")
+        assert status == 0 and json.loads(out)["embedded"] == 52
+    status, out, _ = run(capsys, "prompt", "--skills", str(library), "--profile", "genkit", "--config", str(config),
+                         "-k", "1", "fill in the fields of this pdf form")
+    assert status == 0 and "pdf-form-filling" in out and "docx-report-writing" not in out
+    import psycopg
+
+    from router import pgstore
+    from router.store import library_key
+
+    keys = [library_key([str(library)], None, p) for p in ("agentskills", "genkit")]
+    with psycopg.connect(pg.url) as conn:
+        found = conn.execute("SELECT key, prefix FROM skill_router_libraries WHERE key = ANY(%s) ORDER BY key",
+                             (keys,)).fetchall()
+    assert sorted(found) == sorted((k, pgstore.library_prefix(k)) for k in keys)
+    config.write_text(json.dumps({"index_url": "mysql://x"}), encoding="utf-8")
+    status, _, err = run(capsys, "route", "--skills", str(library), "--config", str(config), "make a pdf")
+    assert status == 2 and "index_url must be a postgresql://user:password@host/database URL or null, got " \
+                           "'mysql://x'" in err
