@@ -16,6 +16,7 @@ Measured, per size:
   alone would take too long on this machine; the run says so in its result.
 - recall: the HNSW top-5 (``ef_search`` as the router sets it) against exact search (index scans off), over the
   benchmark requests: the share of requests with the same top-5, and the mean recall@5.
+- agreement: the database's ranked top-5 against the in-process ranking over the same vectors, and BM25's.
 - serve: two ``skill-router serve --catalog ... --index-url ...`` replicas; route p50/p99 over the requests,
   one replica and both alternately; each replica's resident memory after the run.
 - downtime (``--downtime``): requests to both replicas while the database is stopped for 10 s: status codes
@@ -145,6 +146,39 @@ def recall(db: Any, router: Any, queries: list[str]) -> dict[str, Any]:
             "requests": len(queries), "ef_search": min(1000, max(40, 2 * signals.depth))}
 
 
+def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
+    """The database's ranking against the in-process one over the same vectors (BM25 built in process, the dense
+    index from the generation's vectors): the share of requests with the same ranked top-5, and the share whose
+    BM25 top-5 sets agree (sums in SQL run in another order than numpy's, so exact ties may fall either way)."""
+    from indexes import BM25Index, DenseIndex
+    from pgvector.psycopg import register_vector
+
+    from router import pgstore
+    from router.routing import Router
+    from router.signals import Signals
+
+    g = router.signals.generation
+    with router.database.connection() as conn:
+        register_vector(conn)
+        rows = conn.execute(pgstore._sql("SELECT embedding FROM {d} ORDER BY position", d=g.table("docs"))).fetchall()
+    vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32)
+    plain = Router.from_catalog(str(catalog))
+    ids = tuple(s.id for s in plain.skills)
+    signals = Signals(ids, BM25Index.from_texts(ids, plain.index_texts()), DenseIndex.from_vectors(ids, vectors),
+                      np.zeros((0, vectors.shape[1]), np.float32), np.zeros(0, np.int64))
+    local = Router(plain.registry, plain.profile, plain.config, signals=signals, encoder=router.encoder)
+    a, b = local.score_many(queries), router.score_many(queries)
+
+    def top(scores: np.ndarray) -> list[set[int]]:
+        return [set(np.lexsort((local.order, -row))[:5].tolist()) for row in scores]
+
+    ranked = [[m.id for m in x] == [m.id for m in y]
+              for x, y in zip(local.rank_many(queries, 5), router.rank_many(queries, 5))]
+    bm25 = [x == y for x, y in zip(top(a.signals["bm25"]), top(b.signals["bm25"]))]
+    return {"same_ranked_top5": round(float(np.mean(ranked)), 4), "bm25_same_top5": round(float(np.mean(bm25)), 4),
+            "fill_cut": router.signals.cut}
+
+
 def start_replica(catalog: Path, url: str, work: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -234,6 +268,8 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     router.build()
     out["recall"] = recall(db, router, queries)
     print(f"  recall {out['recall']}", file=sys.stderr)
+    out["agreement"] = agreement(router, catalog, queries)
+    print(f"  agreement {out['agreement']}", file=sys.stderr)
     replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
     try:
         with httpx.Client(timeout=60, trust_env=False) as client:
