@@ -41,7 +41,6 @@ import re
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,11 +133,10 @@ class Database:
         self._probed = False
         # The pool's own warnings repeat what the one-line errors below say, once per attempt.
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=False, timeout=CONNECT_TIMEOUT_S,
+        self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, timeout=CONNECT_TIMEOUT_S,
                                    kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False},
                                    configure=self._configure,
-                                   name="skill-router")
-        self.pool.open(wait=False)
+                                   name="skill-router")  # opens in the background: nothing waits here
 
     def _configure(self, conn: Any) -> None:
         from pgvector.psycopg import register_vector
@@ -477,7 +475,7 @@ class PgSignals:
         self.cut = 0  # requests whose fill was cut at the lowest retrieved score (see indexes.fill)
 
     @classmethod
-    def open(cls, db: Database, key: str, router: Router) -> PgSignals:
+    def current(cls, db: Database, key: str, router: Router) -> PgSignals:
         from indexes.tokenize import Tokenizer
 
         with db.connection() as conn:
@@ -522,9 +520,10 @@ class PgSignals:
                     raise
         raise AssertionError("unreachable")
 
-    def _terms(self, text: str) -> tuple[list[str], list[float]]:
-        counts = Counter(self.tokenizer(text))
-        return list(counts), [float(c) for c in counts.values()]
+    def _terms(self, text: str) -> list[str]:
+        """The request's tokens, repeats included, in order: summed in this order, as :class:`indexes.BM25Index`
+        sums them (so equal BM25 scores stay equal and ties break as they do in process)."""
+        return list(self.tokenizer(text))
 
     def _exact(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
@@ -532,11 +531,11 @@ class PgSignals:
         dense = np.array(conn.execute(_sql("SELECT array_agg(-(embedding <#> %s) ORDER BY position) FROM {d}",
                                            d=g.table("docs")), (q,)).fetchone()[0], dtype=np.float64)
         out = {"dense": dense}
-        terms, counts = self._terms(text)
+        terms = self._terms(text)
         for name in g.fields:
             values = np.zeros(g.n)
             for position, value in conn.execute(_BM25_ALL.format(p=g.table("postings")),
-                                                (terms, counts, FIELDS[name])):
+                                                (terms, FIELDS[name])):
                 values[position] = value
             out[name] = values
         if g.has_examples:
@@ -554,14 +553,14 @@ class PgSignals:
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
         depth = self.depth
-        terms, counts = self._terms(text)
+        terms = self._terms(text)
         with conn.pipeline():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true)", (str(min(1000, max(40, 2 * depth))),))
             dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} ORDER BY embedding <#> %s "
                                              "LIMIT %s", d=g.table("docs")), (q, q, depth))
             lexical_cursors = {name: conn.execute(_BM25_TOP.format(p=g.table("postings")),
-                                                  (terms, counts, FIELDS[name], depth)) for name in g.fields}
+                                                  (terms, FIELDS[name], depth)) for name in g.fields}
             example_cursor = conn.execute(_sql("SELECT owner FROM {x} ORDER BY embedding <#> %s LIMIT %s",
                                                x=g.table("examples")), (q, depth)) if g.has_examples else None
         dense_top = dense_cursor.fetchall()
@@ -580,7 +579,7 @@ class PgSignals:
             dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} WHERE position = ANY(%s)",
                                              d=g.table("docs")), (q, others)) if others else None
             lexical_cursors = {name: conn.execute(_BM25_AT.format(p=g.table("postings")),
-                                                  (terms, counts, FIELDS[name], candidates)) for name in g.fields}
+                                                  (terms, FIELDS[name], candidates)) for name in g.fields}
             example_cursor = conn.execute(_sql("SELECT owner, max(-(embedding <#> %s)) FROM {x} WHERE owner = ANY(%s) "
                                                "GROUP BY owner", x=g.table("examples")), (q, candidates)) \
                 if g.has_examples else None
@@ -614,15 +613,14 @@ def _bm25_sql(text: str) -> Any:
     return sql.SQL(text)
 
 
-_BM25_ALL = _bm25_sql("SELECT p.position, sum(p.weight * q.n) FROM {p} p JOIN unnest(%s::text[], %s::float8[]) "
-                      "AS q(term, n) ON p.term = q.term WHERE p.field = %s GROUP BY p.position")
-_BM25_AT = _bm25_sql("SELECT p.position, sum(p.weight * q.n) FROM {p} p JOIN unnest(%s::text[], %s::float8[]) "
-                     "AS q(term, n) ON p.term = q.term WHERE p.field = %s AND p.position = ANY(%s) "
-                     "GROUP BY p.position")
-_BM25_TOP = _bm25_sql("WITH s AS (SELECT p.position, sum(p.weight * q.n) AS score FROM {p} p JOIN "
-                      "unnest(%s::text[], %s::float8[]) AS q(term, n) ON p.term = q.term WHERE p.field = %s "
-                      "GROUP BY p.position) SELECT position, score, sum(score) OVER (), sum(score * score) OVER () "
-                      "FROM s ORDER BY score DESC, position LIMIT %s")
+_QUERY = "unnest(%s::text[]) WITH ORDINALITY AS q(term, ord)"
+_BM25_ALL = _bm25_sql("SELECT p.position, sum(p.weight ORDER BY q.ord) FROM {p} p JOIN " + _QUERY +
+                      " ON p.term = q.term WHERE p.field = %s GROUP BY p.position")
+_BM25_AT = _bm25_sql("SELECT p.position, sum(p.weight ORDER BY q.ord) FROM {p} p JOIN " + _QUERY +
+                     " ON p.term = q.term WHERE p.field = %s AND p.position = ANY(%s) GROUP BY p.position")
+_BM25_TOP = _bm25_sql("WITH s AS (SELECT p.position, sum(p.weight ORDER BY q.ord) AS score FROM {p} p JOIN " +
+                      _QUERY + " ON p.term = q.term WHERE p.field = %s GROUP BY p.position) SELECT position, score, "
+                      "sum(score) OVER (), sum(score * score) OVER () FROM s ORDER BY score DESC, position LIMIT %s")
 
 
 # -- the router over the database -----------------------------------------------------------------------------------
@@ -645,7 +643,7 @@ def attach(router: Router, url: str, db: Database | None = None) -> Router:
     key = router._library
 
     def build(*, progress: bool = False, persist: bool = True) -> Router:
-        router._signals = PgSignals.open(database_, key, router)  # type: ignore[assignment]
+        router._signals = PgSignals.current(database_, key, router)  # type: ignore[assignment]
         return router
 
     router.build = build  # type: ignore[method-assign]
