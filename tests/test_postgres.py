@@ -235,3 +235,20 @@ def test_libraries_of_two_profiles_share_one_database_and_the_config_names_it(pg
     status, _, err = run(capsys, "route", "--skills", str(library), "--config", str(config), "make a pdf")
     assert status == 2 and "index_url must be a postgresql://user:password@host/database URL or null, got " \
                            "'mysql://x'" in err
+
+
+def test_same_top5_as_the_file_store_on_the_corpora(pg, tmp_path) -> None:
+    from router import pgstore
+    from router.routing import Router
+
+    corpora = Path(os.environ.get("SKILL_ROUTER_SHARED", ROOT.parent / "shared")) / "corpora"
+    ROOTS = [str(corpora / r) for r in ("anthropic-skills/skills", "scientific-skills/scientific-skills",
+                                         "awesome-skills/skills")]  # as benchmarks/corpora.py
+    if not all(os.path.isdir(root) for root in ROOTS):
+        pytest.skip(f"the shared corpora are not at {ROOTS[0]}")
+    database = pgstore.attach(Router.from_skills(ROOTS), pg.url)
+    pgstore.publish(database.database, database, database._library)
+    files = Router.from_skills(ROOTS, index_folder=str(tmp_path / "index"))
+    queries = _queries("corpora-dev.jsonl", "corpora-test.jsonl")
+    same = [a == b for a, b in zip(_top5(files, queries), _top5(database, queries))]
+    assert len(same) == 326 and sum(same) / len(same) >= 0.99, f"{sum(same)} of {len(same)} equal"
