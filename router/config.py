@@ -59,6 +59,7 @@ class RouterConfig:
     dense_name: embed the name words with the description (False: the description alone, chosen on dev).
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
+    index_url: a ``postgresql://`` URL: the index lives in that database (:mod:`router.pgstore`), not in files.
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
         the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """
@@ -76,6 +77,7 @@ class RouterConfig:
     model: str | None = None
     context_weight: float = 0.3
     confine: bool = False
+    index_url: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight"):
@@ -117,6 +119,10 @@ class RouterConfig:
             raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
+        if self.index_url is not None and not (isinstance(self.index_url, str) and self.index_url.startswith(
+                ("postgresql://", "postgres://"))):
+            raise ConfigError(f"index_url must be a postgresql://user:password@host/database URL or null, got "
+                              f"{brief(self.index_url)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
             raise ConfigError(f"model must be a model path or name, or null for the bundled model, got "
                               f"{brief(self.model)}")

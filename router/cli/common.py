@@ -115,6 +115,9 @@ def add_router_options(parser: argparse.ArgumentParser) -> None:
                        help="a local sentence-transformers model folder (default: the bundled all-MiniLM-L6-v2)")
     group.add_argument("--index-dir", metavar="DIR", help="where the persistent index lives (default: beside "
                                                           "the library)")
+    group.add_argument("--index-url", metavar="URL", help="keep the index in PostgreSQL + pgvector instead of files: "
+                                                          "postgresql://user:password@host/database (also the config "
+                                                          "key 'index_url'; needs the postgres extra)")
 
 
 def k_help(what: str) -> str:
@@ -175,13 +178,21 @@ def make_router(args: Any, encoder: Any = None, **overrides: Any):
         config = config.with_(confine=True)
     pinned = getattr(args, "pin", None) or ()
     excluded = getattr(args, "exclude", None) or ()
+    if getattr(args, "index_url", None):
+        config = config.with_(index_url=args.index_url)
     if args.catalog:
         if args.skills:
             raise ConfigError("give either --skills or --catalog, not both")
-        return Router.from_catalog(args.catalog, harness_profile(args), config, index_folder=args.index_dir,
-                                   pinned=pinned, excluded=excluded, encoder=encoder)
-    return Router.from_skills(roots(args), harness_profile(args), config, index_folder=args.index_dir, pinned=pinned,
-                              excluded=excluded, encoder=encoder)
+        router = Router.from_catalog(args.catalog, harness_profile(args), config, index_folder=args.index_dir,
+                                     pinned=pinned, excluded=excluded, encoder=encoder)
+    else:
+        router = Router.from_skills(roots(args), harness_profile(args), config, index_folder=args.index_dir,
+                                    pinned=pinned, excluded=excluded, encoder=encoder)
+    if config.index_url:
+        from router import pgstore
+
+        return pgstore.attach(router, config.index_url, getattr(args, "database", None))
+    return router
 
 
 def require_skills(args: Any, skills: Any) -> None:

@@ -198,6 +198,10 @@ def cmd_lint(args: Any) -> int:
 
 def cmd_index(args: Any) -> int:
     router = skilled_router(args)
+    if router.config.index_url:
+        from router.pgstore import cmd_index_database
+
+        return cmd_index_database(router, json_output=args.json)
     start = time.perf_counter()
     router.build(progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - start

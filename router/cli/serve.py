@@ -122,6 +122,11 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder,
                       deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S)
+    if first.config.index_url:  # replicas swap to each generation an index commits, and watch no files
+        from router.pgstore import follow
+
+        follow(service, first.config.index_url)
+        return service, []
     from router.library import skill_folders
 
     # codex and claude-code with no --skills read where their harness reads: those folders are watched

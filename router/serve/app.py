@@ -532,6 +532,8 @@ def add_error_handlers(app: FastAPI) -> None:
             return _json(404, "skill_not_found", str(exc))
         if isinstance(exc, ModelError):
             return _json(503, "model_unavailable", "the embedding model cannot be loaded; see the server log")
+        if getattr(exc, "status", None) == 503:  # a store that is away for now (router.pgstore.StoreUnavailable)
+            return _json(503, str(getattr(exc, "kind", "unavailable")), str(exc), headers={"Retry-After": "1"})
         if isinstance(exc, SkillToolError):
             return _json(422, "tool_call_failed", str(exc))
         if isinstance(exc, (ConfigError, CatalogError)):

