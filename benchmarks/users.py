@@ -67,7 +67,7 @@ def evaluate(library: str, config: RouterConfig, rank: Any = None) -> dict[str, 
     if rank is None:
         routings = router.route_many(queries, k=10)
         rankings = [[m.id for m in r.matches] for r in routings]
-        dropped = [r.abstained for r in routings]
+        dropped = [r.abstained or r.no_skill for r in routings]
         conf = [r.confidence for r in routings]
     else:
         rankings, dropped, conf = rank(router, queries, 10)

@@ -54,6 +54,8 @@ class RouterConfig:
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
     on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
+    no_skill: let the surfaces in front of an agent (hook, MCP search_skills, /v1/route with abstain) give nothing
+        for a request that fits no skill (:mod:`router.abstain`); False: they always show the top k.
     body: which part of each SKILL.md body the ``body_bm25`` and ``body_dense`` signals index (``none``,
         ``headings``, ``lead``, ``both``); body_tokens: words of ``lead``.
     dense_name: embed the name words with the description (False: the description alone, chosen on dev).
@@ -70,6 +72,7 @@ class RouterConfig:
     rrf_k: int = 60
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
+    no_skill: bool = True
     body: BodyMode = "lead"
     body_tokens: int = 150
     dense_name: bool = False
@@ -115,6 +118,8 @@ class RouterConfig:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
         if not isinstance(self.dense_name, bool):
             raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
+        if not isinstance(self.no_skill, bool):
+            raise ConfigError(f"no_skill must be true or false, got {brief(self.no_skill)}")
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):

@@ -24,6 +24,8 @@ How a request is routed:
 3. The ranking rules (:mod:`router.ranking`): ties by id, named skills included, pinned always, excluded never.
 4. Optional abstention: when the confidence (best cosine of the request with any description or example) is
    below ``threshold`` the routing says "no skill matches" and the catalogue shows the plain top-k or nothing.
+5. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when the request is closer to an everyday request
+   than to any skill; only the surfaces in front of an agent act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
 :meth:`Router.rank_scored`), so the CLI, the evaluation, tuning and the benchmarks rank exactly as the router does.
@@ -42,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
-from router import encoders
+from router import abstain, encoders
 from router import inject as injection
 from router import library as libraries
 from router import progress as steps
@@ -435,16 +437,21 @@ class Router:
         ranked = self.rank_scored(scored, k)
         excluded = self._mask(self.excluded)
         cosine = scored.signals.get("examples", scored.signals["dense"])
+        everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode) \
+            if self._config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded)
+            no_skill = everyday is not None and all(m.reason != "named" for m in found) \
+                and abstain.fits_no_skill(sure, float(everyday[row]))
             abstained = self._config.threshold is not None and sure < self._config.threshold
             chosen = {m.id for m in found}
             if abstained and self._config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= self.pinned
             shown = tuple(s for s in skills if s.id in chosen and s.id not in self.excluded)
-            out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure))
+            out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
+                               no_skill=no_skill))
         return out
 
     def route(self, query: Query, k: int | None = None) -> Routing:

@@ -29,6 +29,7 @@ serving; ``/readyz`` then names the reason (``reload_error``), as it names a fai
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 import threading
@@ -216,7 +217,8 @@ def routing_json(router: Any, routing: Any, request_id: str, timings: dict[str, 
     timings = {**timings, "render_ms": round((time.perf_counter() - start) * 1000, 3)}
     return {"request_id": request_id, "profile": router.profile.name,
             "matches": [_match_json(m) for m in routing.matches], "shown": [s.name for s in routing.shown],
-            "abstained": bool(routing.abstained), "confidence": round(float(routing.confidence), 6),
+            "abstained": bool(routing.abstained), "no_skill": bool(getattr(routing, "no_skill", False)),
+            "confidence": round(float(routing.confidence), 6),
             "routed": bool(routing.routed), "catalogue": catalogue, "timings": timings}
 
 
@@ -326,6 +328,8 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     @app.post("/v1/route", tags=["routing"], summary="rank the skills for one request")
     async def route(body: RouteRequest) -> Response:
         router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
+        if body.abstain and getattr(routing, "no_skill", False):  # router.abstain, asked for: show nothing
+            routing = dataclasses.replace(routing, shown=())
         return await answer(lambda: routing_json(router, routing, record("route", body.text(), routing, body.k),
                                                  timings))
 

@@ -76,6 +76,7 @@ class RouteRequest(BaseModel):
                                                                     description="skills always shown")
     exclude: Annotated[list[Name], Field(max_length=MAX_NAMES)] = Field(default_factory=list,
                                                                         description="skills never shown")
+    abstain: bool = Field(False, description="show nothing when the request fits no skill (as the hook does)")
 
     @model_validator(mode="after")
     def _one_request(self) -> "RouteRequest":
