@@ -61,6 +61,8 @@ class RouterConfig:
     dense_name: embed the name words with the description (False: the description alone, chosen on dev).
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
+    split_weight: weight of the best score over a request's parts when it asks for several things
+        (:mod:`router.split`; 0 routes the whole request only; 0.5 chosen on the dev sets).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
         the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """
@@ -78,10 +80,11 @@ class RouterConfig:
     dense_name: bool = False
     model: str | None = None
     context_weight: float = 0.3
+    split_weight: float = 0.5
     confine: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight"):
+        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight", "split_weight"):
             value = getattr(self, name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
@@ -116,6 +119,8 @@ class RouterConfig:
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
+        if isinstance(self.split_weight, bool) or not isinstance(self.split_weight, Real) or not self.split_weight >= 0:
+            raise ConfigError(f"split_weight must be a number >= 0, got {brief(self.split_weight)}")
         if not isinstance(self.dense_name, bool):
             raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
         if not isinstance(self.no_skill, bool):

@@ -24,7 +24,9 @@ How a request is routed:
 3. The ranking rules (:mod:`router.ranking`): ties by id, named skills included, pinned always, excluded never.
 4. Optional abstention: when the confidence (best cosine of the request with any description or example) is
    below ``threshold`` the routing says "no skill matches" and the catalogue shows the plain top-k or nothing.
-5. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when the request is closer to an everyday request
+5. A request of several parts (sentences, list items, "then" / "also" / "plus") adds ``split_weight`` times each
+   skill's best fused score over its parts (:mod:`router.split`), so each part's skill can reach the top k.
+6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when the request is closer to an everyday request
    than to any skill; only the surfaces in front of an agent act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
@@ -44,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
-from router import abstain, encoders
+from router import abstain, encoders, split
 from router import inject as injection
 from router import library as libraries
 from router import progress as steps
@@ -379,6 +381,9 @@ class Router:
         total = fused(scored.signals)
         if len(scored.context_rows):
             total[scored.context_rows] += config.context_weight * fused(scored.context)
+        if config.split_weight > 0:  # a request of several parts: its parts' best scores count too (router.split)
+            total = split.with_parts(scored.texts, total, lambda parts: fused(
+                self._score([Conversation(p) for p in parts]).signals), config.split_weight)
         return total
 
     # -- ranking ------------------------------------------------------------------------------------------------
