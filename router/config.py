@@ -24,7 +24,7 @@ from router.texts import BODY_MODES, BodyMode
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
-SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense")
+SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense", "passages")
 #: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion BM25 and the embedding of the description beat the best single
@@ -35,7 +35,7 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # over the first 150 words of the SKILL.md body at 0.5 (an embedding of the body adds nothing on top: weight 0, so
 # bodies are not embedded) were chosen on the union of the dev sets (real corpora, bundled, MetaTool, Seal-Tools;
 # benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below the default before them.
-DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.5, "body_dense": 0.0}
+DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0, "passages": 0.8}
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,9 @@ class RouterConfig:
     fusion: how the signals combine: ``zscore`` (CombSUM of z-normalised scores; the default, chosen on the dev
         splits in benchmarks/README.md), ``minmax`` (convex combination of min-max scores), ``rrf`` (reciprocal
         rank fusion, Cormack et al. 2009).
-    weights: per-signal weights (``bm25``, ``dense``, ``examples``).
+    weights: per-signal weights (``bm25``, ``dense``, ``examples``, the body's ``body_bm25`` / ``body_dense``, and
+        ``passages``, the best BM25 passage of the whole body, :mod:`router.passages`; 0.8 with body_bm25 0 chosen
+        on the dev sets).
     rrf_k: the RRF constant.
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.

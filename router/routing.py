@@ -38,6 +38,7 @@ registered skill, shown or not.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ import numpy as np
 from indexes.fusion import fuse_score_arrays, tie_order
 from router import abstain, encoders, split
 from router import inject as injection
+from router import passages as passage_index
 from router import library as libraries
 from router import progress as steps
 from router.config import RouterConfig
@@ -310,6 +312,10 @@ class Router:
                 dim=self.encoder.dim,
                 encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
                 parameters=parameters, persist=persist)
+        self.__dict__.pop("passages", None)  # router.passages: found again for the skills as they are now
+        if self._config.weights["passages"] > 0 and any(s.body for s in self.skills):
+            with steps.step("indexing the passages of the skills' bodies"):
+                _ = self.passages
         self._report(report)
         if report.embedded and self._own_encoder:
             from indexes import Encoder
@@ -339,6 +345,13 @@ class Router:
             self._order = tie_order([s.id for s in self.skills])
         return self._order
 
+    @functools.cached_property
+    def passages(self) -> passage_index.PassageIndex | None:
+        """The passage index of the skills' bodies (:mod:`router.passages`), None when no skill has a body; found
+        or built on first use, then kept."""
+        return passage_index.for_skills([s.id for s in self.skills], [s.body or "" for s in self.skills],
+                                        self.index_folder)
+
     # -- scoring ------------------------------------------------------------------------------------------------
     def conversation(self, query: Query) -> Conversation:
         """What ``query`` routes: the text itself, or a conversation's last user turn and earlier user turns.
@@ -363,6 +376,10 @@ class Router:
         vectors = self.encode(texts + contexts, progress=progress)
         scores = signals.score(texts, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
+        if self._config.weights["passages"] > 0 and (found := self.passages) is not None:  # router.passages
+            scores["passages"] = found.scores_many(texts)
+            if len(rows):
+                context["passages"] = found.scores_many(contexts)
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)
 
     def fuse(self, scored: Scored, *, without: Iterable[str] = ()) -> np.ndarray:
