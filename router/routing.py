@@ -392,7 +392,8 @@ class Router:
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
             kept = {name: values for name, values in scores.items() if name not in left_out}
             present = {"bm25": kept["bm25"] > 0} if "bm25" in kept else None
-            return fuse_score_arrays(kept, config.weights, method=config.fusion, tie_order=self.order,
+            weights = config.weights if "passages" in kept else passage_index.weights_without(dict(config.weights))
+            return fuse_score_arrays(kept, weights, method=config.fusion, tie_order=self.order,
                                      rrf_k=config.rrf_k, present=present)
 
         total = fused(scored.signals)
