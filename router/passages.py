@@ -41,9 +41,10 @@ def sections(body: str) -> list[tuple[str, str]]:
     out: list[tuple[str, list[str]]] = [("", [])]
     fenced = False
     for line in body.splitlines():
-        if _FENCE.match(line):
+        start = line.lstrip()[:1]
+        if start in ("`", "~") and _FENCE.match(line):
             fenced = not fenced
-        heading = None if fenced else _HEADING.match(line)
+        heading = _HEADING.match(line) if start == "#" and not fenced and line[0] == "#" else None
         if heading:
             out.append((heading.group(1), []))
         else:
@@ -66,6 +67,20 @@ def passages(body: str, *, window: int = WINDOW, stride: int = STRIDE, limit: in
     return [p for p in out[:limit] if p]
 
 
+_CUT: dict[tuple[str, tuple[tuple[str, int], ...]], list[str]] = {}
+
+
+def _cut(body: str, options: dict[str, int]) -> list[str]:
+    """:func:`passages`, remembered per body in the process: a refresh after one edit cuts one body again."""
+    key = (body, tuple(sorted(options.items())))
+    found = _CUT.get(key)
+    if found is None:
+        if len(_CUT) >= 20_000:
+            _CUT.clear()
+        found = _CUT[key] = passages(body, **options)
+    return found
+
+
 class PassageIndex:
     """BM25 over the passages of every skill's body, answering one MaxP score per skill."""
 
@@ -79,7 +94,7 @@ class PassageIndex:
 
         texts, owners, keys = [], [], []
         for i, (ident, body) in enumerate(zip(ids, bodies, strict=True)):
-            for n, passage in enumerate(passages(body, **options)):
+            for n, passage in enumerate(_cut(body, options)):
                 texts.append(passage)
                 owners.append(i)
                 keys.append(f"{ident}#{n}")
