@@ -97,8 +97,11 @@ def cache_folder() -> str:
 
 
 def _read(path: str, dim: int) -> np.ndarray | None:
+    from router.files import open_regular
+
     try:
-        vectors = np.load(path, allow_pickle=False)
+        with open_regular(path) as handle:
+            vectors = np.load(handle, allow_pickle=False)
     except (OSError, ValueError):
         return None
     if vectors.shape != (len(EVERYDAY), dim) or vectors.dtype != np.float32 or not np.isfinite(vectors).all():

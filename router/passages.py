@@ -149,9 +149,11 @@ def for_skills(ids: Sequence[str], bodies: Sequence[str], folder: str | None) ->
 
 def _load(path: str, skills: int) -> PassageIndex | None:
     from indexes.bm25 import BM25Index
+    from router.files import open_regular
 
     try:
-        owners = np.load(os.path.join(path, "owners.npy"), allow_pickle=False)
+        with open_regular(os.path.join(path, "owners.npy")) as handle:
+            owners = np.load(handle, allow_pickle=False)
         index = BM25Index.load(Path(path) / "bm25")
     except Exception:  # missing, cut or from another version: build again
         return None
