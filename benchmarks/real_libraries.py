@@ -9,7 +9,8 @@ profile (a copied skill whose name repeats is kept once, as the profile keeps it
 skill the profile registered for it.
 
 Retrievers: ``bm25`` and ``dense`` alone, ``old default`` (the configuration before body signals: name words and
-description only) and ``default`` (today's RouterConfig). For each: hit@1, hit@5 and MRR over requests with gold,
+description only), ``previous default`` (before issue 20: the body lead's BM25, no passages, no split) and
+``default`` (today's RouterConfig). For each: hit@1, hit@5 and MRR over requests with gold,
 multi-skill recall@5 (requests that need two or more skills: the share of needed skills, each need met by any of
 its equally good paths, in the top 5), with 95% bootstrap intervals, a paired bootstrap against the old default,
 and a row per language group (English, not English). Writes benchmarks/results/real_libraries-<split>.json.
@@ -33,8 +34,11 @@ from router.evaluation.stats import bootstrap_ci, paired_comparison
 DATA = ROOT / "benchmarks" / "data"
 ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
          CORPORA / "awesome-skills/skills"]
-OLD_DEFAULT = {"body": "none", "dense_name": True,
-               "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0}}
+OLD_DEFAULT = {"body": "none", "dense_name": True, "split_weight": 0.0,
+               "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0,
+                           "passages": 0.0}}
+# The default before issue 20: the body lead's BM25 at 0.5, no passages, no split of several-part requests.
+PREVIOUS = {"split_weight": 0.0, "weights": {"body_bm25": 0.5, "passages": 0.0}}
 DEPTH = 10
 
 
@@ -79,10 +83,12 @@ def main(split: str) -> None:
             langs.append("English" if row["lang"] == "en" else "not English")
         ranked = rankings(new, requests, ["bm25", "dense", "default"])
         ranked["old default"] = rankings(old, requests, ["default"])["default"]
+        ranked["previous default"] = rankings(new.with_config(RouterConfig(route_above=0, **PREVIOUS)), requests,
+                                              ["default"])["default"]
     rows_with_gold = [i for i, g in enumerate(gold) if g]
     table: dict[str, Any] = {}
     values = {name: [per_request(ranked[name][i], gold[i], needs[i]) for i in rows_with_gold] for name in ranked}
-    for name in ("bm25", "dense", "old default", "default"):
+    for name in ("bm25", "dense", "old default", "previous default", "default"):
         table[name] = {m: summarise(values[name], m) for m in ("hit@1", "hit@5", "mrr", "multi_recall@5")}
         for group in ("English", "not English"):
             chosen = [v for v, i in zip(values[name], rows_with_gold) if langs[i] == group]
@@ -96,15 +102,21 @@ def main(split: str) -> None:
                 "diff": round(100 * p.mean_diff, 1), "low": round(100 * p.low, 1), "high": round(100 * p.high, 1),
                 "p": round(p.p_value, 4), "wins": p.wins, "losses": p.losses}
     print(f"real libraries, {split}: {len(rows)} requests, {len(rows_with_gold)} with gold, {len(new.skills)} skills")
-    print(f"{'retriever':12} {'hit@1':>18} {'hit@5':>18} {'MRR':>18} {'multi R@5':>18} {'en hit@5':>9} "
+    print(f"{'retriever':16} {'hit@1':>18} {'hit@5':>18} {'MRR':>18} {'multi R@5':>18} {'en hit@5':>9} "
           f"{'non-en hit@5':>12}")
     for name, row in table.items():
         cells = [f"{row[m]['mean']:5.1f} [{row[m]['low']:4.1f},{row[m]['high']:5.1f}]"
                  for m in ("hit@1", "hit@5", "mrr", "multi_recall@5")]
-        print(f"{name:12} " + " ".join(f"{c:>18}" for c in cells) +
+        print(f"{name:16} " + " ".join(f"{c:>18}" for c in cells) +
               f" {row['English']['hit@5']['mean']:9.1f} {row['not English']['hit@5']['mean']:12.1f}")
+    for metric in ("hit@1", "hit@5", "mrr"):
+        p = paired_comparison([v[metric] for v in values["previous default"]], [v[metric] for v in values["default"]],
+                              confidence=0.95, seed=0)
+        paired[f"default - previous default {metric}"] = {
+            "diff": round(100 * p.mean_diff, 1), "low": round(100 * p.low, 1), "high": round(100 * p.high, 1),
+            "p": round(p.p_value, 4), "wins": p.wins, "losses": p.losses}
     for key, value in paired.items():
-        print(f"{key:32} {value['diff']:+5.1f} [{value['low']:+5.1f}, {value['high']:+5.1f}] p={value['p']:.3f} "
+        print(f"{key:38} {value['diff']:+5.1f} [{value['low']:+5.1f}, {value['high']:+5.1f}] p={value['p']:.3f} "
               f"wins {value['wins']} losses {value['losses']}")
     save(f"real_libraries-{split}", {"split": split, "requests": len(rows), "with_gold": len(rows_with_gold),
                                      "skills": len(new.skills), "table": table, "paired": paired,

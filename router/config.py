@@ -24,7 +24,7 @@ from router.texts import BODY_MODES, BodyMode
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
-SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense")
+SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense", "passages")
 #: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion BM25 and the embedding of the description beat the best single
@@ -35,7 +35,7 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # over the first 150 words of the SKILL.md body at 0.5 (an embedding of the body adds nothing on top: weight 0, so
 # bodies are not embedded) were chosen on the union of the dev sets (real corpora, bundled, MetaTool, Seal-Tools;
 # benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below the default before them.
-DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.5, "body_dense": 0.0}
+DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0, "passages": 0.8}
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,23 @@ class RouterConfig:
     fusion: how the signals combine: ``zscore`` (CombSUM of z-normalised scores; the default, chosen on the dev
         splits in benchmarks/README.md), ``minmax`` (convex combination of min-max scores), ``rrf`` (reciprocal
         rank fusion, Cormack et al. 2009).
-    weights: per-signal weights (``bm25``, ``dense``, ``examples``).
+    weights: per-signal weights (``bm25``, ``dense``, ``examples``, the body's ``body_bm25`` / ``body_dense``, and
+        ``passages``, the best BM25 passage of the whole body, :mod:`router.passages`; 0.8 with body_bm25 0 chosen
+        on the dev sets).
     rrf_k: the RRF constant.
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
     on_abstain: what an abstaining catalogue shows: the plain top-k (default) or nothing.
+    no_skill: let the surfaces in front of an agent (hook, MCP search_skills, /v1/route with abstain) give nothing
+        for a request that fits no skill (:mod:`router.abstain`); False: they always show the top k.
     body: which part of each SKILL.md body the ``body_bm25`` and ``body_dense`` signals index (``none``,
         ``headings``, ``lead``, ``both``); body_tokens: words of ``lead``.
     dense_name: embed the name words with the description (False: the description alone, chosen on dev).
     model: a sentence-transformers model path or name; None = the bundled all-MiniLM-L6-v2.
     context_weight: weight of earlier user turns when routing a conversation (the last turn weighs 1).
     index_url: a ``postgresql://`` URL: the index lives in that database (:mod:`router.pgstore`), not in files.
+    split_weight: weight of the best score over a request's parts when it asks for several things
+        (:mod:`router.split`; 0 routes the whole request only; 0.5 chosen on the dev sets).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
         the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """
@@ -71,16 +77,18 @@ class RouterConfig:
     rrf_k: int = 60
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
+    no_skill: bool = True
     body: BodyMode = "lead"
     body_tokens: int = 150
     dense_name: bool = False
     model: str | None = None
     context_weight: float = 0.3
+    split_weight: float = 0.5
     confine: bool = False
     index_url: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight"):
+        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight", "split_weight"):
             value = getattr(self, name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
@@ -115,8 +123,12 @@ class RouterConfig:
         if isinstance(self.context_weight, bool) or not isinstance(self.context_weight, Real) \
                 or not self.context_weight >= 0:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
+        if isinstance(self.split_weight, bool) or not isinstance(self.split_weight, Real) or not self.split_weight >= 0:
+            raise ConfigError(f"split_weight must be a number >= 0, got {brief(self.split_weight)}")
         if not isinstance(self.dense_name, bool):
             raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
+        if not isinstance(self.no_skill, bool):
+            raise ConfigError(f"no_skill must be true or false, got {brief(self.no_skill)}")
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
         if self.index_url is not None and not (isinstance(self.index_url, str) and self.index_url.startswith(

@@ -51,6 +51,7 @@ class Routing:
     abstained: bool = False
     confidence: float = 1.0
     routed: bool = True  # False when the library is small enough to be shown whole
+    no_skill: bool = False  # the request fits no skill (router.abstain): surfaces in front of an agent show nothing
 
 
 @dataclass(frozen=True)

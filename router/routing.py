@@ -24,6 +24,10 @@ How a request is routed:
 3. The ranking rules (:mod:`router.ranking`): ties by id, named skills included, pinned always, excluded never.
 4. Optional abstention: when the confidence (best cosine of the request with any description or example) is
    below ``threshold`` the routing says "no skill matches" and the catalogue shows the plain top-k or nothing.
+5. A request of several parts (sentences, list items, "then" / "also" / "plus") adds ``split_weight`` times each
+   skill's best fused score over its parts (:mod:`router.split`), so each part's skill can reach the top k.
+6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when the request is closer to an everyday request
+   than to any skill; only the surfaces in front of an agent act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
 :meth:`Router.rank_scored`), so the CLI, the evaluation, tuning and the benchmarks rank exactly as the router does.
@@ -34,6 +38,7 @@ registered skill, shown or not.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,8 +47,9 @@ from typing import Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
-from router import encoders
+from router import abstain, encoders, split
 from router import inject as injection
+from router import passages as passage_index
 from router import library as libraries
 from router import progress as steps
 from router.config import RouterConfig
@@ -306,6 +312,10 @@ class Router:
                 dim=self.encoder.dim,
                 encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
                 parameters=parameters, persist=persist)
+        self.__dict__.pop("passages", None)  # router.passages: found again for the skills as they are now
+        if self._config.weights["passages"] > 0 and any(s.body for s in self.skills):
+            with steps.step("indexing the passages of the skills' bodies"):
+                _ = self.passages
         self._report(report)
         if report.embedded and self._own_encoder:
             from indexes import Encoder
@@ -335,6 +345,13 @@ class Router:
             self._order = tie_order([s.id for s in self.skills])
         return self._order
 
+    @functools.cached_property
+    def passages(self) -> passage_index.PassageIndex | None:
+        """The passage index of the skills' bodies (:mod:`router.passages`), None when no skill has a body; found
+        or built on first use, then kept."""
+        return passage_index.for_skills([s.id for s in self.skills], [s.body or "" for s in self.skills],
+                                        self.index_folder)
+
     # -- scoring ------------------------------------------------------------------------------------------------
     def conversation(self, query: Query) -> Conversation:
         """What ``query`` routes: the text itself, or a conversation's last user turn and earlier user turns.
@@ -359,6 +376,10 @@ class Router:
         vectors = self.encode(texts + contexts, progress=progress)
         scores = signals.score(texts, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
+        if self._config.weights["passages"] > 0 and (found := self.passages) is not None:  # router.passages
+            scores["passages"] = found.scores_many(texts)
+            if len(rows):
+                context["passages"] = found.scores_many(contexts)
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)
 
     def fuse(self, scored: Scored, *, without: Iterable[str] = ()) -> np.ndarray:
@@ -371,12 +392,16 @@ class Router:
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
             kept = {name: values for name, values in scores.items() if name not in left_out}
             present = {"bm25": kept["bm25"] > 0} if "bm25" in kept else None
-            return fuse_score_arrays(kept, config.weights, method=config.fusion, tie_order=self.order,
+            weights = config.weights if "passages" in kept else passage_index.weights_without(dict(config.weights))
+            return fuse_score_arrays(kept, weights, method=config.fusion, tie_order=self.order,
                                      rrf_k=config.rrf_k, present=present)
 
         total = fused(scored.signals)
         if len(scored.context_rows):
             total[scored.context_rows] += config.context_weight * fused(scored.context)
+        if config.split_weight > 0:  # a request of several parts: its parts' best scores count too (router.split)
+            total = split.with_parts(scored.texts, total, lambda parts: fused(
+                self._score([Conversation(p) for p in parts]).signals), config.split_weight)
         return total
 
     # -- ranking ------------------------------------------------------------------------------------------------
@@ -435,16 +460,21 @@ class Router:
         ranked = self.rank_scored(scored, k)
         excluded = self._mask(self.excluded)
         cosine = confidence_scores(scored.signals)
+        everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode) \
+            if self._config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded)
+            no_skill = everyday is not None and all(m.reason != "named" for m in found) \
+                and abstain.fits_no_skill(sure, float(everyday[row]))
             abstained = self._config.threshold is not None and sure < self._config.threshold
             chosen = {m.id for m in found}
             if abstained and self._config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= self.pinned
             shown = tuple(s for s in skills if s.id in chosen and s.id not in self.excluded)
-            out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure))
+            out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
+                               no_skill=no_skill))
         return out
 
     def route(self, query: Query, k: int | None = None) -> Routing:

@@ -273,7 +273,7 @@ def _without_own_examples(router: "Router", requests: Sequence[Request], notes: 
 def _body_weights(router: "Router", scale: float | None) -> dict[str, float]:
     """The body signals' weights at ``scale`` times the router's (unchanged when ``scale`` is None)."""
     factor = 1.0 if scale is None else scale
-    return {name: factor * router.config.weights[name] for name in ("body_bm25", "body_dense")}
+    return {name: factor * router.config.weights[name] for name in ("body_bm25", "body_dense", "passages")}
 
 
 def assign_folds(has_gold: Sequence[bool], folds: int, seed: int) -> np.ndarray:

@@ -89,7 +89,8 @@ def test_first_build_embeds_each_text_and_writes_every_file_with_its_checksum(te
     assert data["format"] == FORMAT and data["dim"] == 384 and len(data["skills"]) == len(SKILLS)
     files = set(data["files"])
     assert {"vectors.npy", "keys.json", "bm25/index.json", "dense/vectors.npy", "dense/ids.json"} <= files
-    assert sorted(p.name for p in (template / "idx").iterdir()) == sorted([".lock", MANIFEST, data["generation"]])
+    assert sorted(p.name for p in (template / "idx").iterdir()) == sorted([".lock", MANIFEST, data["generation"],
+                                                                   "passages"])  # router.passages
 
 
 def test_a_current_index_loads_without_embedding_or_building(built: Path, encoder: Encoder) -> None:
@@ -205,7 +206,8 @@ def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, 
     path = built / "skills" / "poem-writer" / "SKILL.md"
     path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
     make_router(built, encoder).build()
-    assert sorted(p.name for p in idx.iterdir()) == sorted([".lock", MANIFEST, manifest(built)["generation"]])
+    assert sorted(p.name for p in idx.iterdir()) == sorted([".lock", MANIFEST, manifest(built)["generation"],
+                                                            "passages"])  # router.passages keeps its own folder
 
 
 def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path: Path, encoder: Encoder) -> None:
@@ -321,7 +323,8 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
         assert out.strip() == "[]", out  # neither saw a half-written folder
     snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
     assert snapshot is not None and len(snapshot.cache) == len(SKILLS)
-    assert sorted(p.name for p in index.iterdir()) == sorted([".lock", MANIFEST, snapshot.manifest["generation"]])
+    assert sorted(p.name for p in index.iterdir()) == sorted([".lock", MANIFEST, snapshot.manifest["generation"],
+                                                              "passages"])  # router.passages keeps its own folder
 
 
 # -- learned examples --------------------------------------------------------------------------------------------

@@ -212,5 +212,6 @@ def test_body_weights_are_tuned_when_skills_have_bodies(tmp_path, encoder):
     assert len(result.grid) == 2 * 5 * 3 and {g["body_scale"] for g in result.grid} == {0.0, 1.0, 2.0}
     best = max(result.grid, key=lambda g: (round(g["mrr"], 12), -result.grid.index(g)))
     assert (result.config.fusion, result.config.weights["bm25"]) == (best["fusion"], best["bm25"])
-    assert result.config.weights["body_bm25"] == best["body_scale"] * 0.5
+    assert result.config.weights["passages"] == best["body_scale"] * 0.8
+    assert result.config.weights["body_bm25"] == 0.0  # the default reads the body through passages
     assert result.config.weights["body_dense"] == 0.0  # the default does not embed bodies; tune keeps that

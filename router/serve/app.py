@@ -32,6 +32,7 @@ serving; ``/readyz`` then names the reason (``reload_error``), as it names a fai
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import logging
 import threading
@@ -264,7 +265,8 @@ def routing_answer(router: Router, routing: Routing, request_id: str, timings: d
     timings = {**timings, "render_ms": round((time.perf_counter() - start) * 1000, 3)}
     return RoutingAnswer(request_id=request_id, profile=router.profile.name,
                          matches=[_match(m) for m in routing.matches], shown=[s.name for s in routing.shown],
-                         abstained=bool(routing.abstained), confidence=round(float(routing.confidence), 6),
+                         abstained=bool(routing.abstained), no_skill=bool(routing.no_skill),
+                         confidence=round(float(routing.confidence), 6),
                          routed=bool(routing.routed), catalogue=catalogue, timings=timings)
 
 
@@ -294,6 +296,8 @@ def routing_endpoints(service: Service, record: _Recorder) -> APIRouter:
               responses=documented(*BODY_ERRORS, 404))
     async def route(body: RouteRequest) -> Response:
         router, routing, timings = await service.route(body.request(), body.k, body.pin, body.exclude)
+        if body.abstain and routing.no_skill:  # router.abstain, asked for: show nothing
+            routing = dataclasses.replace(routing, shown=())
         return await _answer(service, lambda: routing_answer(router, routing,
                                                              record("route", body.text(), routing, body.k), timings))
 

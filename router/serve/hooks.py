@@ -102,8 +102,9 @@ def hook_context(harness: str, skills: Sequence[Skill]) -> str:
 
 
 def routing_context(harness: str, routing: Routing) -> str:
-    """The context for one :class:`router.routing.Routing`: '' when it abstained or did not route."""
-    if routing.abstained or not routing.routed or not routing.shown:
+    """The context for one :class:`router.routing.Routing`: '' when it abstained, fits no skill
+    (:mod:`router.abstain`) or did not route."""
+    if routing.abstained or routing.no_skill or not routing.routed or not routing.shown:
         return ""
     rank = {m.id: m.rank for m in routing.matches}
     ordered = sorted(routing.shown, key=lambda s: rank.get(s.id, len(rank) + 1))

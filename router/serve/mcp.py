@@ -183,7 +183,8 @@ def build_mcp(service: Service) -> Any:
             space = spaces.of(router)
             if service.decision_log is not None:
                 service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session)
-            by_id = {s.id: s for s in routing.shown}
+            no_skill = bool(getattr(routing, "no_skill", False))  # router.abstain: nothing fits, say so
+            by_id = {} if no_skill else {s.id: s for s in routing.shown}
             pairs: list[tuple[Any, float | None]]
             if routing.routed:
                 pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
@@ -192,7 +193,7 @@ def build_mcp(service: Service) -> Any:
             hits = [SkillHit(name=s.name, description=s.description,
                              score=None if score is None else round(score, 6), base_directory=s.directory or None,
                              uri=space.uri_of(s)) for s, score in pairs]
-            return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained),
+            return SearchResult(skills=hits, total=len(hits), abstained=bool(routing.abstained) or no_skill,
                                 request_id=request_id)
 
         return await work(build)

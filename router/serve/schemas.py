@@ -82,6 +82,7 @@ class RouteRequest(BaseModel):
                                                                     description="skills always shown")
     exclude: Annotated[list[Name], Field(max_length=MAX_NAMES)] = Field(default_factory=list,
                                                                         description="skills never shown")
+    abstain: bool = Field(False, description="show nothing when the request fits no skill (as the hook does)")
 
     @model_validator(mode="after")
     def _one_request(self) -> "RouteRequest":
@@ -186,6 +187,8 @@ class RoutingAnswer(Answer):
     matches: list[MatchAnswer]
     shown: list[str]
     abstained: bool
+    no_skill: bool = Field(description="true when the request fits no skill (router.abstain); with abstain: true in "
+                                       "the request nothing is shown then")
     confidence: float
     routed: bool = Field(description="false when the library is small enough to be shown whole")
     catalogue: str
