@@ -186,7 +186,8 @@ def test_an_index_commit_reaches_a_running_replica(pg, capsys, tmp_path) -> None
 
 
 def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp_path, monkeypatch) -> None:
-    from router import pgstore
+    from router import passages, pgstore
+    from router.config import RouterConfig
     from router.routing import Router
 
     library = copy_bundled(tmp_path / "skills")
@@ -194,8 +195,12 @@ def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp
     monkeypatch.setattr(pgstore, "MIN_DEPTH", 12)
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     queries = _queries("bundled-dev.jsonl")
-    files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)]), pg.url).build()
+    # as in a catalogue past the HNSW threshold: no passage index (over router.passages.MAX_SKILLS), and only the
+    # whole request is compared (a request's parts, router.split, retrieve their own candidates)
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
+    whole = RouterConfig(split_weight=0)
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
+    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
     signals = database.signals
     signals.depth = 12
     exact, retrieved = files.score_many(queries), database.score_many(queries)
