@@ -56,7 +56,8 @@ from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.signals import BuildReport, Signals, build_signals
 from router.skill import Skill
-from router.store import IndexFolder, default_index_folder, default_learned_folder, library_key
+from router.spec import LibrarySpec
+from router.store import IndexFolder
 from router.texts import body_text, dense_text, index_text
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
@@ -121,39 +122,40 @@ class Router:
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
+    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Any = None) -> Router:
+        """A router over the library ``spec`` describes (:mod:`router.spec`): its skills discovered once, its index
+        folder and learned examples where the spec says. Nothing is indexed until a route needs it."""
+        confine = spec.confine or (config is not None and config.confine)
+        if spec.catalog is None:
+            with steps.step("reading the skills"):
+                loaded = spec.load(confine=confine)
+        else:
+            loaded = spec.load()
+        return cls._assemble(loaded, config, spec.index_folder, spec.key, spec.pinned, spec.excluded, encoder,
+                             spec.learned_folder)
+
+    @classmethod
     def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
                     profile: str | Profile = "agentskills", config: RouterConfig | None = None, *,
                     index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
                     encoder: Any = None) -> Router:
         """Discover skills under ``roots`` with ``profile``'s rules and build a router over them (``roots=None``:
-        wherever the profile's harness looks by itself).
+        wherever the profile's harness looks by itself, from the current folder).
 
         Example requests come from each skill folder's ``routing-examples.txt`` and from the examples
         ``skill-router learn`` kept in this library's index folder.
         """
-        roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
-        with steps.step("reading the skills"):
-            loaded = libraries.from_folders(roots, profile)
-        if config is not None and config.confine:
-            from router.confine import confine_library
-
-            loaded = confine_library(loaded, roots)
-        paths = [os.fspath(r) for r in roots or ()]
-        key = library_key(paths, None, loaded.profile.name)
-        folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
-        learned_at = index_folder or default_learned_folder(paths, None)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
+        spec = LibrarySpec.create(roots, profile=profile, pinned=pinned, excluded=excluded, index_dir=index_folder)
+        return cls.from_spec(spec, config, encoder=encoder)
 
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
                      config: RouterConfig | None = None, *, index_folder: str | None = None,
                      pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None) -> Router:
         """A router over a JSONL catalogue of ``{"id", "name", "description"}`` rows."""
-        loaded = libraries.from_catalog(path, profile)
-        key = library_key([], os.fspath(path), loaded.profile.name)
-        folder = index_folder or default_index_folder([], os.fspath(path), loaded.profile.name)
-        learned_at = index_folder or default_learned_folder([], os.fspath(path))
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
+        spec = LibrarySpec.create(catalog=path, profile=profile, pinned=pinned, excluded=excluded,
+                                  index_dir=index_folder)
+        return cls.from_spec(spec, config, encoder=encoder)
 
     @classmethod
     def _assemble(cls, loaded: libraries.Library, config: RouterConfig | None, folder: str, key: str,

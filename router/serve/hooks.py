@@ -294,20 +294,26 @@ def _default_roots(harness: str, cwd: str) -> list[str]:
 
 
 def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:
-    """Route with the library's own router in this process (slow: loads the embedding model)."""
-    from router.cli.common import make_router
+    """Route with the library's own router in this process (slow: loads the embedding model). The library is the
+    one ``skill-router`` reads from ``cwd`` (:class:`router.spec.LibrarySpec`): with no ``--skills`` or
+    ``--catalog``, the folders the harness reads from the working folder the hook reports, and the same index."""
+    from router.config import find_config
     from router.profiles import profile_names
+    from router.routing import Router
+    from router.spec import LibrarySpec
 
-    options = argparse.Namespace(**vars(args), announce_config=False)  # stderr is for failures only
-    if not options.catalog and not options.skills:
-        options.skills = _default_roots(harness, cwd)
-        if not options.skills:
-            raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    if not options.profile:
-        options.profile = harness if harness in profile_names() else "agentskills"
-    # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
-    # which fits the budget; torch takes longer to import than that.
-    return routing_context(harness, make_router(options).route(prompt))
+    profile = args.profile or (harness if harness in profile_names() else "agentskills")
+    roots = args.skills or None
+    if roots is None and not args.catalog and profile != harness:  # another profile's rules over the harness's folders
+        roots = list(LibrarySpec.create(profile=harness, cwd=cwd).folders)
+    spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
+    if spec.catalog is None and not spec.folders:
+        raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
+    # No announcement of a ./skill-router.json picked up: a hook's stderr is for failures only. The router embeds
+    # the request with the model's ONNX export when one is cached (a server or a build made it), which fits the
+    # budget; torch takes longer to import than that.
+    config = find_config(args.config).with_(model=args.model)
+    return routing_context(harness, Router.from_spec(spec, config).route(prompt))
 
 
 def _read_token(path: str | None) -> str | None:
