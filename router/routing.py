@@ -54,7 +54,7 @@ from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
-from router.signals import BuildReport, Signals, build_signals
+from router.signals import BuildReport, Signals, build_signals, lexical_names, registry
 from router.skill import Skill
 from router.spec import LibrarySpec
 from router.store import IndexFolder
@@ -184,10 +184,7 @@ class Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
         are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
         new = (config or self._config).with_(**changes)
-        def index_part(c: RouterConfig) -> tuple[Any, ...]:
-            return c.model, c.body, c.body_tokens, c.dense_name, c.embeds_bodies
-
-        same_index = index_part(new) == index_part(self._config)
+        same_index = new.index_part() == self._config.index_part()
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
@@ -248,6 +245,10 @@ class Router:
             chosen.add(skill.id)
         return frozenset(chosen)
 
+    def signal_texts(self) -> dict[str, list[str]]:
+        """Each signal's text (:meth:`router.signals.base.Signal.text`) for each skill, in skill order."""
+        return {name: [signal.text(s, self._config) for s in self.skills] for name, signal in registry().items()}
+
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
         return [index_text(s) for s in self.skills]
@@ -298,12 +299,10 @@ class Router:
         if steps.active() and (folder is None or folder.built_for() is None):
             steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
                        "model exported to ONNX, once per machine); later runs reuse it")
-        parameters = {"profile": self._profile.name, "body": self._config.body,
-                      "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
+        parameters = {"profile": self._profile.name, **self._config.index_parameters()}
         with steps.step(f"building the index of {len(self.skills):,} skills"):
             self._signals, report = build_signals(
-                self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
-                embed_bodies=self._config.embeds_bodies,
+                self.skills, self.signal_texts(), embed_bodies=self._config.embeds_bodies,
                 model_id=self.encoder.model_id,
                 dim=self.encoder.dim,
                 encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
@@ -369,10 +368,13 @@ class Router:
         signals out (e.g. ``{"examples"}``)."""
         left_out = set(without)
         config = self._config
+        lexical = lexical_names()
 
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
             kept = {name: values for name, values in scores.items() if name not in left_out}
-            present = {"bm25": kept["bm25"] > 0} if "bm25" in kept else None
+            # A lexical signal ranks only the skills sharing a word with the request: the others get no RRF credit
+            # for where the id order put them among the zeros.
+            present = {name: values > 0 for name, values in kept.items() if name in lexical}
             return fuse_score_arrays(kept, config.weights, method=config.fusion, tie_order=self.order,
                                      rrf_k=config.rrf_k, present=present)
 
