@@ -293,9 +293,9 @@ class Router:
 
     def build(self, *, progress: bool = False, persist: bool = True) -> Router:
         """Build (or refresh) the indexes now, embedding only texts the index folder does not hold yet."""
-        from router import __version__
+        from router.version import package_version
 
-        folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
+        folder = IndexFolder(self.index_folder, self._library, package_version()) if self.index_folder else None
         if steps.active() and (folder is None or folder.built_for() is None):
             steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
                        "model exported to ONNX, once per machine); later runs reuse it")
@@ -385,10 +385,11 @@ class Router:
 
     # -- ranking ------------------------------------------------------------------------------------------------
     def rank_scored(self, scored: Scored, k: int | None = None, *, fused: np.ndarray | None = None,
-                    without: Iterable[str] = ()) -> list[tuple[Match, ...]]:
+                    without: Iterable[str] = (), pinned: frozenset[str] | None = None,
+                    excluded: frozenset[str] | None = None) -> list[tuple[Match, ...]]:
         """The ranking rules (:mod:`router.ranking`) applied to every row of ``scored`` (fused by :meth:`fuse`
         unless ``fused`` is given): each request's top-``k`` matches, named skills among them, pinned ones after
-        them, excluded ones never."""
+        them, excluded ones never (``pinned`` / ``excluded``: skill ids, default the router's own)."""
         if not self.skills:
             raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
                                     "(each with a SKILL.md) or catalogue rows first")
@@ -398,12 +399,13 @@ class Router:
             fused = self.fuse(scored, without=left_out)
         if self._names is None:
             self._names = NameTable.build(self.skills)
-        excluded, pinned = self._mask(self.excluded), self._mask(self.pinned)
+        excluded_mask = self._mask(self.excluded if excluded is None else excluded)
+        pinned_mask = self._mask(self.pinned if pinned is None else pinned)
         out = []
         for row, text in enumerate(scored.texts):
             per_signal = {n: v[row] for n, v in scored.signals.items() if n not in left_out}
-            chosen = choose(fused[row], self.order, k, named=self._names.named(text), excluded=excluded,
-                            pinned=pinned)
+            chosen = choose(fused[row], self.order, k, named=self._names.named(text), excluded=excluded_mask,
+                            pinned=pinned_mask)
             out.append(matches(chosen, self.skills, fused[row], per_signal, self.order))
         return out
 
@@ -416,44 +418,68 @@ class Router:
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         return min(int(k), len(self.skills))
 
-    def rank_many(self, queries: Sequence[Query], k: int | None = None) -> list[tuple[Match, ...]]:
-        """The top-``k`` matches of each request, best first (one batch: see :meth:`score_many`)."""
+    def choices(self, pin: Iterable[str] = (), exclude: Iterable[str] = ()) -> tuple[frozenset[str], frozenset[str]]:
+        """The ids pinned and excluded for one request: the router's own and ``pin`` / ``exclude`` (names or ids).
+        Raises :class:`ConfigError` naming a skill that is not in the library."""
+        def resolve(names: Iterable[str], what: str) -> frozenset[str]:
+            out = set()
+            for name in names:
+                skill = self._registry.find(name) or self._by_id.get(name)
+                if skill is None:
+                    raise ConfigError(f"{what} skill '{name}' is not in the library; 'skill-router list' or GET "
+                                      "/v1/skills lists them")
+                out.add(skill.id)
+            return frozenset(out)
+
+        return self.pinned | resolve(pin, "pinned"), self.excluded | resolve(exclude, "excluded")
+
+    def rank_many(self, queries: Sequence[Query], k: int | None = None, *, pin: Iterable[str] = (),
+                  exclude: Iterable[str] = ()) -> list[tuple[Match, ...]]:
+        """The top-``k`` matches of each request, best first (one batch: see :meth:`score_many`); ``pin`` and
+        ``exclude`` add skills to pin and exclude for these requests only."""
         if not queries:
             return []
-        return self.rank_scored(self.score_many(queries), k)
+        pinned, excluded = self.choices(pin, exclude)
+        return self.rank_scored(self.score_many(queries), k, pinned=pinned, excluded=excluded)
 
-    def rank(self, query: Query, k: int | None = None) -> list[Match]:
+    def rank(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
+             exclude: Iterable[str] = ()) -> list[Match]:
         """The top-``k`` matches for ``query``, best first."""
-        return list(self.rank_many([query], k)[0])
+        return list(self.rank_many([query], k, pin=pin, exclude=exclude)[0])
 
-    def route_many(self, queries: Sequence[Query], k: int | None = None) -> list[Routing]:
-        """Route many requests in one batch: for each, the ranking and the skills the catalogue shows."""
+    def route_many(self, queries: Sequence[Query], k: int | None = None, *, pin: Iterable[str] = (),
+                   exclude: Iterable[str] = ()) -> list[Routing]:
+        """Route many requests in one batch: for each, the ranking and the skills the catalogue shows. ``pin`` and
+        ``exclude`` (names or ids) add skills to pin and exclude for these requests only: the router itself never
+        changes, so one router serves requests with different choices at once."""
+        pinned, excluded = self.choices(pin, exclude)
         turns = [self.conversation(q) for q in queries]  # every request is checked, even when none is routed
         skills = self.skills
         if not skills:
             return [Routing(matches=(), shown=(), routed=False) for _ in turns]
         if len(skills) <= self._config.route_above:
-            shown = tuple(s for s in skills if s.id not in self.excluded)
+            shown = tuple(s for s in skills if s.id not in excluded)
             return [Routing(matches=(), shown=shown, routed=False) for _ in turns]
         scored = self._score(turns)
-        ranked = self.rank_scored(scored, k)
-        excluded = self._mask(self.excluded)
+        ranked = self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
+        excluded_mask = self._mask(excluded)
         cosine = scored.signals.get("examples", scored.signals["dense"])
         out = []
         for row, found in enumerate(ranked):
-            sure = confidence(cosine[row], excluded)
+            sure = confidence(cosine[row], excluded_mask)
             abstained = self._config.threshold is not None and sure < self._config.threshold
             chosen = {m.id for m in found}
             if abstained and self._config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
-            chosen |= self.pinned
-            shown = tuple(s for s in skills if s.id in chosen and s.id not in self.excluded)
+            chosen |= pinned
+            shown = tuple(s for s in skills if s.id in chosen and s.id not in excluded)
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure))
         return out
 
-    def route(self, query: Query, k: int | None = None) -> Routing:
+    def route(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
+              exclude: Iterable[str] = ()) -> Routing:
         """Route ``query``: the ranking, and the skills the catalogue shows."""
-        return self.route_many([query], k)[0]
+        return self.route_many([query], k, pin=pin, exclude=exclude)[0]
 
     # -- what the harness sees ----------------------------------------------------------------------------------
     def render(self, query: Query | None = None, k: int | None = None) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import copy
 import logging
 import queue
 import threading
@@ -49,34 +48,11 @@ class SharedEncoder:
             return self._encoder.encode(texts, **options)
 
 
-def route_many(router: Any, queries: Sequence[Any], k: int | None = None) -> list[Any]:
-    """Route several requests together: ``Router.route_many`` (one embedding call for all) where the router has it,
-    else ``route`` per request."""
-    batch = getattr(router, "route_many", None)
-    if callable(batch) and len(queries) > 1:
-        return list(batch(list(queries), k))
-    return [router.route(q, k) for q in queries]
-
-
-def with_choices(router: Any, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Any:
-    """A view of ``router`` that also pins and excludes these skills (names or ids) for one request."""
-    if not pin and not exclude:
-        return router
-    ids = {s.id for s in router.skills}
-
-    def resolve(names: Sequence[str], what: str) -> frozenset[str]:
-        out = set()
-        for name in names:
-            skill = router.registry.find(name)
-            if skill is None and name not in ids:
-                raise ConfigError(f"{what} skill '{name}' is not in the library; GET /v1/skills lists them")
-            out.add(skill.id if skill is not None else name)
-        return frozenset(out)
-
-    view = copy.copy(router)  # shares the built indexes; only the two sets differ
-    view.pinned = frozenset(router.pinned) | resolve(pin, "pinned")
-    view.excluded = frozenset(router.excluded) | resolve(exclude, "excluded")
-    return view
+def route_many(router: Any, queries: Sequence[Any], k: int | None = None, pin: Sequence[str] = (),
+               exclude: Sequence[str] = ()) -> list[Any]:
+    """Route several requests together with ``Router.route_many`` (one embedding call for all), pinning and
+    excluding these skills (names or ids) for these requests only: the shared router is never changed."""
+    return list(router.route_many(list(queries), k, pin=pin, exclude=exclude))
 
 
 # -- micro-batching -------------------------------------------------------------------------------------------------
@@ -163,8 +139,7 @@ class Batcher:
         for job in jobs:
             job.started = started
         try:
-            view = with_choices(jobs[0].router, jobs[0].pin, jobs[0].exclude)
-            results = route_many(view, [j.query for j in jobs], jobs[0].k)
+            results = route_many(jobs[0].router, [j.query for j in jobs], jobs[0].k, jobs[0].pin, jobs[0].exclude)
         except Exception as exc:
             if len(jobs) == 1:
                 jobs[0].finished = time.perf_counter()
