@@ -37,7 +37,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -59,6 +59,9 @@ from router.skill import Skill
 from router.spec import LibrarySpec
 from router.store import IndexFolder
 from router.texts import body_text, dense_text, index_text
+
+if TYPE_CHECKING:
+    from indexes.base import Encoder
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -93,7 +96,7 @@ class Router:
 
     def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig | None = None, *,
                  index_folder: str | None = None, library: str = "", pinned: Iterable[str] = (),
-                 excluded: Iterable[str] = (), encoder: Any = None, notes: Sequence[str] = (),
+                 excluded: Iterable[str] = (), encoder: Encoder | None = None, notes: Sequence[str] = (),
                  signals: Signals | None = None, learned_folder: str | None = None,
                  learned: Mapping[str, Sequence[str]] | None = None) -> None:
         """Assemble a router from parts that are already built; prefer :meth:`from_skills` or
@@ -122,7 +125,8 @@ class Router:
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
-    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Any = None) -> Router:
+    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *,
+                  encoder: Encoder | None = None) -> Router:
         """A router over the library ``spec`` describes (:mod:`router.spec`): its skills discovered once, its index
         folder and learned examples where the spec says. Nothing is indexed until a route needs it."""
         confine = spec.confine or (config is not None and config.confine)
@@ -263,7 +267,7 @@ class Router:
 
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
-    def encoder(self) -> Any:
+    def encoder(self) -> Encoder:
         """The embedding model (the bundled all-MiniLM-L6-v2 unless the config names one): its checked ONNX export
         when one is cached, else sentence-transformers loaded on first use (:mod:`router.encoders`)."""
         if self._encoder is None:
@@ -281,9 +285,10 @@ class Router:
             encoder = self.encoder
             if not steps.active():
                 return encoder.encode(list(texts), progress=progress)
-            if getattr(encoder, "loaded", True) is False:  # sentence-transformers: its import alone takes seconds
+            load = getattr(encoder, "load", None)  # sentence-transformers: its import alone takes seconds
+            if getattr(encoder, "loaded", True) is False and load is not None:
                 with steps.step("loading the embedding model (sentence-transformers)"):
-                    encoder.load()
+                    load()
             if len(texts) < MANY_TEXTS:
                 return encoder.encode(list(texts), progress=False)
             with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:

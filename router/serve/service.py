@@ -239,21 +239,18 @@ class Service:
     def _choose_encoder(self, first: Any) -> Any:
         """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
         cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
-        from indexes import Encoder
+        from router import encoders
 
-        encoder = Encoder(first.config.model)
-        if self.encoder_kind in ("auto", "onnx"):
-            from router import encoders
-
-            notes: list[str] = []  # the router's own rule: export once, check, else torch with a note
-            chosen = encoders.export_for_next_time(encoder, notes)
-            if chosen is not encoder:
-                return chosen
-            reason = notes[-1] if notes else f"the ONNX path is turned off ({encoders.ENV_SWITCH}=0)"
-            if self.encoder_kind == "onnx":
-                raise ConfigError(f"--encoder onnx: {reason}")
+        notes: list[str] = []
+        encoder = encoders.choose(first.config.model, notes, kind=encoders.encoder_kind(self.encoder_kind),
+                                  export=True)
+        for reason in notes:
             self.notes.append(reason)
             log.warning("%s", reason)
+        from indexes import Encoder
+
+        if not isinstance(encoder, Encoder):
+            return encoder
         if self.torch_threads:
             # One thread per model call: the worker encodes one batch at a time, and a multi-threaded torch pool
             # collapses on a shared machine (its threads spin while other processes hold the cores).
