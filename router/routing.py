@@ -62,6 +62,7 @@ from router.texts import body_text, dense_text, index_text
 
 if TYPE_CHECKING:
     from indexes.base import Encoder
+    from router.index import LibraryIndex
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -122,6 +123,8 @@ class Router:
         self._order: np.ndarray | None = None
         self.embedded_count = 0
         self.saved: bool | None = None
+        #: What the last :meth:`build` did (None before one).
+        self.build_report: BuildReport | None = None
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
@@ -137,6 +140,15 @@ class Router:
             loaded = spec.load()
         return cls._assemble(loaded, config, spec.index_folder, spec.key, spec.pinned, spec.excluded, encoder,
                              spec.learned_folder)
+
+    @classmethod
+    def from_index(cls, index: LibraryIndex) -> Router:
+        """A router over an index already built (:meth:`router.index.LibraryIndex.build`): it routes at once and
+        never builds; requests are embedded by the model that embedded the index."""
+        spec = index.spec
+        return cls(index.registry, index.profile, index.config, index_folder=spec.index_folder, library=spec.key,
+                   pinned=spec.pinned, excluded=spec.excluded, encoder=index.encoder, notes=index.notes,
+                   signals=index.signals, learned_folder=spec.learned_folder, learned=index.learned)
 
     @classmethod
     def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
@@ -322,6 +334,7 @@ class Router:
         return self
 
     def _report(self, report: BuildReport) -> None:
+        self.build_report = report
         self.embedded_count = report.embedded
         self.saved = report.saved
         self.notes.extend(report.notes)

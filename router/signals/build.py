@@ -94,11 +94,14 @@ def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray
 
 @dataclass
 class BuildReport:
-    """What building did: texts embedded, whether the folder was written (None: nothing to write), notes."""
+    """What building did: texts embedded, whether the folder was written (None: nothing to write), notes, and,
+    for a build that did not persist, the write it left to do (``pending``: :meth:`router.index.LibraryIndex.save`
+    runs it; None when the folder already holds this index)."""
 
     embedded: int = 0
     saved: bool | None = None
     notes: list[str] = field(default_factory=list)
+    pending: Callable[[], None] | None = field(default=None, repr=False)
 
 
 def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *, embed_bodies: bool = True,
@@ -159,13 +162,21 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
 
     report.embedded = cache.added
     unchanged = current and not report.notes and not cache.added
-    if persist and folder is not None and not unchanged:
-        try:
-            folder.write(cache.pruned(used), {n: job.built[n] for n in names}, model_id=model_id, dim=dim,
-                         parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot)
-            report.saved = True
-        except OSError as exc:
-            report.saved = False
-            report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
+    if folder is not None and not unchanged:
+        index_folder = folder
+
+        def write() -> None:
+            index_folder.write(cache.pruned(used), {n: job.built[n] for n in names}, model_id=model_id, dim=dim,
+                               parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot)
+
+        if not persist:
+            report.pending = write
+        else:
+            try:
+                write()
+                report.saved = True
+            except OSError as exc:
+                report.saved = False
+                report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
     report.notes.extend(folder.notes if folder is not None else ())
     return built, report
