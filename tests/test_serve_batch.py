@@ -155,7 +155,8 @@ def test_per_request_pins_and_exclusions_leave_the_router_unchanged(bundled: Rou
     assert "haiku-responder" in [s.name for s in routing.shown]
     assert bundled.pinned == frozenset() and bundled.excluded == frozenset()
     plain = bundled.route("weather forecast for tomorrow", 3)
-    assert "weather-forecast" in [s.name for s in plain.shown] and "haiku-responder" not in [s.name for s in plain.shown]
+    names = [s.name for s in plain.shown]
+    assert "weather-forecast" in names and "haiku-responder" not in names
     with pytest.raises(ConfigError, match=r"^pinned skill 'no-such-skill' is not in the library; 'skill-router "
                                           r"list' or GET /v1/skills lists them$"):
         route_many(bundled, ["weather"], 3, pin=["no-such-skill"])
