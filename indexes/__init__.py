@@ -21,6 +21,7 @@ __all__ = [
     "DenseIndex",
     "Encoder",
     "ensure_onnx_encoder",
+    "FakeEncoder",
     "find_onnx_encoder",
     "fuse_score_arrays",
     "Hit",
@@ -38,6 +39,7 @@ _HOMES = {
     "fuse_score_arrays": "indexes.fusion", "tie_order": "indexes.fusion",
     "OnnxUnavailable": "indexes.base", "OnnxEncoder": "indexes.onnx_encoder",
     "find_onnx_encoder": "indexes.onnx_encoder", "ensure_onnx_encoder": "indexes.onnx_export",
+    "FakeEncoder": "indexes.fake",
 }
 
 # Cheap (no numpy), and binding the function here keeps ``indexes.tokenize`` the function even after the
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from indexes.bm25 import BM25Index
     from indexes.dense import DenseIndex
     from indexes.encoder import Encoder
+    from indexes.fake import FakeEncoder
     from indexes.fusion import fuse_score_arrays, tie_order
     from indexes.onnx_encoder import OnnxEncoder, find_onnx_encoder
     from indexes.onnx_export import ensure_onnx_encoder

@@ -14,6 +14,11 @@ Errors::
                      falls back to the sentence-transformers encoder
 
 All three carry a message that names the offending file or model and says what to do.
+
+The embedding model is a seam (:class:`Encoder`, a protocol): the sentence-transformers model
+(:class:`indexes.encoder.Encoder`, exported as ``indexes.Encoder``), its onnxruntime export
+(:class:`indexes.onnx_encoder.OnnxEncoder`) and the fast deterministic fake for tests that do not measure accuracy
+(:class:`indexes.fake.FakeEncoder`) all implement it.
 """
 
 from __future__ import annotations
@@ -21,10 +26,10 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 
@@ -32,6 +37,19 @@ from indexes.fusion import tie_order
 
 FORMAT_VERSION = 1
 MANIFEST = "index.json"
+
+
+class Encoder(Protocol):
+    """What embeds texts: ``model_id`` (the key its vectors are cached under), ``dim``, and ``encode``, which
+    returns float32 unit vectors of shape (len(texts), dim) ((0, dim) for no texts). ``progress`` True may show a
+    bar; a callable is called with the number of texts each part embedded."""
+
+    model_id: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str], *, progress: bool | Callable[[int], None] = False) -> np.ndarray: ...
 
 
 class IndexLoadError(Exception):

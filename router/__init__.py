@@ -49,12 +49,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from router.version import package_version
 
-        try:
-            value = version("skill-router")
-        except PackageNotFoundError:  # running from a source tree that was never installed
-            value = "0.0.0"
+        value = package_version()
         globals()["__version__"] = value
         return value
     raise AttributeError(f"module 'router' has no attribute {name!r}")

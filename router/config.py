@@ -13,18 +13,21 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from numbers import Integral, Real
 from typing import Any, Literal, Mapping
 
 from router.errors import ConfigError, brief, clip
 from router.files import read_user_text
+from router.signals import names as signal_names
+from router.signals import registry as signal_registry
 from router.texts import BODY_MODES, BodyMode
 
 Fusion = Literal["rrf", "minmax", "zscore"]
 FUSIONS: tuple[Fusion, ...] = ("rrf", "minmax", "zscore")
 OnAbstain = Literal["top-k", "empty"]
-SIGNALS = ("bm25", "dense", "examples", "body_bm25", "body_dense", "passages")
+#: The signal names weights are for (:mod:`router.signals`, one module each).
+SIGNALS = signal_names()
 #: The config file read from the working folder when no --config is given, and the file ``tune`` writes.
 DEFAULT_CONFIG_FILE = "skill-router.json"
 # Chosen on the dev splits only. With z-score fusion BM25 and the embedding of the description beat the best single
@@ -35,7 +38,11 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # over the first 150 words of the SKILL.md body at 0.5 (an embedding of the body adds nothing on top: weight 0, so
 # bodies are not embedded) were chosen on the union of the dev sets (real corpora, bundled, MetaTool, Seal-Tools;
 # benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below the default before them.
-DEFAULT_WEIGHTS = {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0, "passages": 0.8}
+# Each signal declares its default weight in its own module (router/signals/<name>.py).
+DEFAULT_WEIGHTS = {name: signal.default_weight for name, signal in signal_registry().items()}
+#: Field metadata marking what shapes the built index (the rest shapes ranking only): a change of one of these
+#: rebuilds the index; the others reuse it.
+INDEX = {"shapes": "index"}
 
 
 @dataclass(frozen=True)
@@ -78,10 +85,10 @@ class RouterConfig:
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
     no_skill: bool = True
-    body: BodyMode = "lead"
-    body_tokens: int = 150
-    dense_name: bool = False
-    model: str | None = None
+    body: BodyMode = field(default="lead", metadata=INDEX)
+    body_tokens: int = field(default=150, metadata=INDEX)
+    dense_name: bool = field(default=False, metadata=INDEX)
+    model: str | None = field(default=None, metadata=INDEX)
     context_weight: float = 0.3
     split_weight: float = 0.5
     confine: bool = False
@@ -143,6 +150,20 @@ class RouterConfig:
     def embeds_bodies(self) -> bool:
         """Whether the ``body_dense`` signal is built: only when it weighs something (the default weighs it 0)."""
         return self.body != "none" and self.weights["body_dense"] > 0
+
+    @classmethod
+    def index_fields(cls) -> tuple[str, ...]:
+        """The fields that shape the built index (marked :data:`INDEX`); every other field shapes ranking only."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get("shapes") == "index")
+
+    def index_part(self) -> tuple[Any, ...]:
+        """What the built index depends on: the index fields' values, and whether bodies are embedded. Two configs
+        with the same index part share one built index."""
+        return tuple(getattr(self, name) for name in self.index_fields()) + (self.embeds_bodies,)
+
+    def index_parameters(self) -> dict[str, Any]:
+        """The index fields the index folder's signature is made from (the model is checked on its own, by id)."""
+        return {name: getattr(self, name) for name in self.index_fields() if name != "model"}
 
     def with_(self, **changes: Any) -> "RouterConfig":
         """A copy with some parameters changed (None values are ignored)."""

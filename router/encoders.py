@@ -13,34 +13,71 @@ environment turns the onnxruntime path off (to compare the two, or to rule it ou
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from router.errors import ModelError
+from router.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    from indexes.base import Encoder
 
 ENV_SWITCH = "SKILL_ROUTER_ONNX"
+#: How requests are embedded: ``auto`` (the ONNX export where it works), ``onnx``, ``torch``.
+EncoderKind = Literal["auto", "onnx", "torch"]
+ENCODER_KINDS: tuple[EncoderKind, ...] = get_args(EncoderKind)
 
 
 def onnx_enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def choose(model: str | None, notes: list[str]) -> Any:
-    """The encoder for ``model``: its cached, checked ONNX export, else the sentence-transformers model (loaded on
-    its first use). A reason to skip an export that exists or was tried is added to ``notes``."""
-    from indexes import Encoder, ModelLoadError, OnnxUnavailable
+def encoder_kind(text: str) -> EncoderKind:
+    """``text`` as an :data:`EncoderKind` (``--encoder``); :class:`ConfigError` naming the choices otherwise."""
+    for kind in ENCODER_KINDS:
+        if text == kind:
+            return kind
+    raise ConfigError(f"unknown encoder {text!r}: choose one of {', '.join(ENCODER_KINDS)}")
 
-    try:
-        from indexes.onnx_encoder import find_onnx_encoder
 
-        found = find_onnx_encoder(model) if onnx_enabled() else None
-    except OnnxUnavailable as exc:
-        notes.append(f"embedding with sentence-transformers: {exc}")
-        found = None
-    except ModelLoadError as exc:
-        raise ModelError(str(exc)) from None
-    if found is not None:
-        return found
-    encoder = Encoder(model)
+def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", export: bool = False) -> Encoder:
+    """The one encoder choice for ``model`` (:class:`indexes.base.Encoder`).
+
+    ``kind`` ``torch``: the sentence-transformers model. Otherwise the model's checked ONNX export: with
+    ``export`` made now when the cache has none (a server, whose start-up may take the time), without it only a
+    cached one (a command or a hook must not export before its first answer). ``onnx`` raises
+    :class:`ConfigError` when no export can be had; ``auto`` falls back to the sentence-transformers model
+    (loaded on its first use) with a note in ``notes`` saying why.
+    """
+    from indexes import Encoder as SentenceEncoder
+    from indexes import ModelLoadError, OnnxUnavailable
+
+    if kind not in ENCODER_KINDS:
+        raise ConfigError(f"unknown encoder {kind!r}: choose one of {', '.join(ENCODER_KINDS)}")
+    if kind != "torch" and export:
+        encoder = SentenceEncoder(model)
+        chosen = export_for_next_time(encoder, notes) if onnx_enabled() else encoder
+        if chosen is not encoder:
+            return chosen
+        reason = notes[-1] if notes else f"the ONNX path is turned off ({ENV_SWITCH}=0)"
+        if kind == "onnx":
+            raise ConfigError(f"--encoder onnx: {reason}")
+        if not notes:
+            notes.append(reason)
+        return encoder  # the model a failed export already loaded is not loaded twice
+    if kind != "torch":
+        try:
+            from indexes.onnx_encoder import find_onnx_encoder
+
+            found = find_onnx_encoder(model) if onnx_enabled() else None
+        except OnnxUnavailable as exc:
+            notes.append(f"embedding with sentence-transformers: {exc}")
+            found = None
+        except ModelLoadError as exc:
+            raise ModelError(str(exc)) from None
+        if found is not None:
+            return found
+        if kind == "onnx":
+            raise ConfigError(f"--encoder onnx: {notes[-1] if notes else 'no ONNX export of the model is cached'}")
+    encoder = SentenceEncoder(model)
     try:
         _ = encoder.dim  # known without loading for the bundled model; loads any other one now
     except ModelLoadError as exc:

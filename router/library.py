@@ -74,10 +74,11 @@ def from_folders(roots: Sequence[str | os.PathLike[str]] | None, profile: str | 
     """Skill folders under ``roots`` as ``profile`` discovers them (``None``: where its harness looks), with their
     sidecar example requests."""
     profile = get_profile(profile)
-    found = discover(roots, profile, require_roots=True)
-    registry = SkillRegistry([_with_sidecar_examples(s) for s in found], discovery=found.discovery)
-    notes = tuple(found.discovery.errors) if found.discovery else ()
-    return Library(registry, profile, notes)
+    if roots is not None:
+        check_roots(roots)
+    found: Discovery = profile.discover(roots)  # one discovery, one registry (with the sidecar examples)
+    registry = SkillRegistry([_with_sidecar_examples(s) for s in found.skills], discovery=found)
+    return Library(registry, profile, tuple(found.errors))
 
 
 def from_catalog(path: str | os.PathLike[str], profile: str | Profile) -> Library:

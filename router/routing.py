@@ -42,7 +42,7 @@ import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,10 +60,15 @@ from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
-from router.signals import BuildReport, Signals, build_signals
+from router.signals import BuildReport, Signals, build_signals, lexical_names, registry
 from router.skill import Skill
-from router.store import IndexFolder, default_index_folder, default_learned_folder, library_key
+from router.spec import LibrarySpec
+from router.store import IndexFolder
 from router.texts import body_text, dense_text, index_text
+
+if TYPE_CHECKING:
+    from indexes.base import Encoder
+    from router.index import LibraryIndex
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -98,7 +103,7 @@ class Router:
 
     def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig | None = None, *,
                  index_folder: str | None = None, library: str = "", pinned: Iterable[str] = (),
-                 excluded: Iterable[str] = (), encoder: Any = None, notes: Sequence[str] = (),
+                 excluded: Iterable[str] = (), encoder: Encoder | None = None, notes: Sequence[str] = (),
                  signals: Signals | None = None, learned_folder: str | None = None,
                  learned: Mapping[str, Sequence[str]] | None = None) -> None:
         """Assemble a router from parts that are already built; prefer :meth:`from_skills` or
@@ -124,42 +129,55 @@ class Router:
         self._order: np.ndarray | None = None
         self.embedded_count = 0
         self.saved: bool | None = None
+        #: What the last :meth:`build` did (None before one).
+        self.build_report: BuildReport | None = None
 
     # -- construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *,
+                  encoder: Encoder | None = None) -> Router:
+        """A router over the library ``spec`` describes (:mod:`router.spec`): its skills discovered once, its index
+        folder and learned examples where the spec says. Nothing is indexed until a route needs it."""
+        confine = spec.confine or (config is not None and config.confine)
+        if spec.catalog is None:
+            with steps.step("reading the skills"):
+                loaded = spec.load(confine=confine)
+        else:
+            loaded = spec.load()
+        return cls._assemble(loaded, config, spec.index_folder, spec.key, spec.pinned, spec.excluded, encoder,
+                             spec.learned_folder)
+
+    @classmethod
+    def from_index(cls, index: LibraryIndex) -> Router:
+        """A router over an index already built (:meth:`router.index.LibraryIndex.build`): it routes at once and
+        never builds; requests are embedded by the model that embedded the index."""
+        spec = index.spec
+        return cls(index.registry, index.profile, index.config, index_folder=spec.index_folder, library=spec.key,
+                   pinned=spec.pinned, excluded=spec.excluded, encoder=index.encoder, notes=index.notes,
+                   signals=index.signals, learned_folder=spec.learned_folder, learned=index.learned)
+
     @classmethod
     def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
                     profile: str | Profile = "agentskills", config: RouterConfig | None = None, *,
                     index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
                     encoder: Any = None) -> Router:
         """Discover skills under ``roots`` with ``profile``'s rules and build a router over them (``roots=None``:
-        wherever the profile's harness looks by itself).
+        wherever the profile's harness looks by itself, from the current folder).
 
         Example requests come from each skill folder's ``routing-examples.txt`` and from the examples
         ``skill-router learn`` kept in this library's index folder.
         """
-        roots = [roots] if isinstance(roots, (str, os.PathLike)) else None if roots is None else list(roots)
-        with steps.step("reading the skills"):
-            loaded = libraries.from_folders(roots, profile)
-        if config is not None and config.confine:
-            from router.confine import confine_library
-
-            loaded = confine_library(loaded, roots)
-        paths = [os.fspath(r) for r in roots or ()]
-        key = library_key(paths, None, loaded.profile.name)
-        folder = index_folder or default_index_folder(paths, None, loaded.profile.name)
-        learned_at = index_folder or default_learned_folder(paths, None)
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
+        spec = LibrarySpec.create(roots, profile=profile, pinned=pinned, excluded=excluded, index_dir=index_folder)
+        return cls.from_spec(spec, config, encoder=encoder)
 
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
                      config: RouterConfig | None = None, *, index_folder: str | None = None,
                      pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None) -> Router:
         """A router over a JSONL catalogue of ``{"id", "name", "description"}`` rows."""
-        loaded = libraries.from_catalog(path, profile)
-        key = library_key([], os.fspath(path), loaded.profile.name)
-        folder = index_folder or default_index_folder([], os.fspath(path), loaded.profile.name)
-        learned_at = index_folder or default_learned_folder([], os.fspath(path))
-        return cls._assemble(loaded, config, folder, key, pinned, excluded, encoder, learned_at)
+        spec = LibrarySpec.create(catalog=path, profile=profile, pinned=pinned, excluded=excluded,
+                                  index_dir=index_folder)
+        return cls.from_spec(spec, config, encoder=encoder)
 
     @classmethod
     def _assemble(cls, loaded: libraries.Library, config: RouterConfig | None, folder: str, key: str,
@@ -188,10 +206,7 @@ class Router:
         """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
         are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
         new = (config or self._config).with_(**changes)
-        def index_part(c: RouterConfig) -> tuple[Any, ...]:
-            return c.model, c.body, c.body_tokens, c.dense_name, c.embeds_bodies
-
-        same_index = index_part(new) == index_part(self._config)
+        same_index = new.index_part() == self._config.index_part()
         return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
                       pinned=self._pinned_names, excluded=self._excluded_names,
                       encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
@@ -252,6 +267,10 @@ class Router:
             chosen.add(skill.id)
         return frozenset(chosen)
 
+    def signal_texts(self) -> dict[str, list[str]]:
+        """Each signal's text (:meth:`router.signals.base.Signal.text`) for each skill, in skill order."""
+        return {name: [signal.text(s, self._config) for s in self.skills] for name, signal in registry().items()}
+
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
         return [index_text(s) for s in self.skills]
@@ -266,7 +285,7 @@ class Router:
 
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
-    def encoder(self) -> Any:
+    def encoder(self) -> Encoder:
         """The embedding model (the bundled all-MiniLM-L6-v2 unless the config names one): its checked ONNX export
         when one is cached, else sentence-transformers loaded on first use (:mod:`router.encoders`)."""
         if self._encoder is None:
@@ -284,9 +303,10 @@ class Router:
             encoder = self.encoder
             if not steps.active():
                 return encoder.encode(list(texts), progress=progress)
-            if getattr(encoder, "loaded", True) is False:  # sentence-transformers: its import alone takes seconds
+            load = getattr(encoder, "load", None)  # sentence-transformers: its import alone takes seconds
+            if getattr(encoder, "loaded", True) is False and load is not None:
                 with steps.step("loading the embedding model (sentence-transformers)"):
-                    encoder.load()
+                    load()
             if len(texts) < MANY_TEXTS:
                 return encoder.encode(list(texts), progress=False)
             with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:
@@ -296,18 +316,16 @@ class Router:
 
     def build(self, *, progress: bool = False, persist: bool = True) -> Router:
         """Build (or refresh) the indexes now, embedding only texts the index folder does not hold yet."""
-        from router import __version__
+        from router.version import package_version
 
-        folder = IndexFolder(self.index_folder, self._library, __version__) if self.index_folder else None
+        folder = IndexFolder(self.index_folder, self._library, package_version()) if self.index_folder else None
         if steps.active() and (folder is None or folder.built_for() is None):
             steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
                        "model exported to ONNX, once per machine); later runs reuse it")
-        parameters = {"profile": self._profile.name, "body": self._config.body,
-                      "body_tokens": self._config.body_tokens, "dense_name": self._config.dense_name}
+        parameters = {"profile": self._profile.name, **self._config.index_parameters()}
         with steps.step(f"building the index of {len(self.skills):,} skills"):
             self._signals, report = build_signals(
-                self.skills, self.index_texts(), dense_texts=self.dense_texts(), body_texts=self.body_texts(),
-                embed_bodies=self._config.embeds_bodies,
+                self.skills, self.signal_texts(), embed_bodies=self._config.embeds_bodies,
                 model_id=self.encoder.model_id,
                 dim=self.encoder.dim,
                 encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
@@ -326,6 +344,7 @@ class Router:
         return self
 
     def _report(self, report: BuildReport) -> None:
+        self.build_report = report
         self.embedded_count = report.embedded
         self.saved = report.saved
         self.notes.extend(report.notes)
@@ -388,10 +407,13 @@ class Router:
         signals out (e.g. ``{"examples"}``)."""
         left_out = set(without)
         config = self._config
+        lexical = lexical_names()
 
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
             kept = {name: values for name, values in scores.items() if name not in left_out}
-            present = {"bm25": kept["bm25"] > 0} if "bm25" in kept else None
+            # A lexical signal ranks only the skills sharing a word with the request: the others get no RRF credit
+            # for where the id order put them among the zeros.
+            present = {name: values > 0 for name, values in kept.items() if name in lexical}
             weights = config.weights if "passages" in kept else passage_index.weights_without(dict(config.weights))
             return fuse_score_arrays(kept, weights, method=config.fusion, tie_order=self.order,
                                      rrf_k=config.rrf_k, present=present)
@@ -406,10 +428,11 @@ class Router:
 
     # -- ranking ------------------------------------------------------------------------------------------------
     def rank_scored(self, scored: Scored, k: int | None = None, *, fused: np.ndarray | None = None,
-                    without: Iterable[str] = ()) -> list[tuple[Match, ...]]:
+                    without: Iterable[str] = (), pinned: frozenset[str] | None = None,
+                    excluded: frozenset[str] | None = None) -> list[tuple[Match, ...]]:
         """The ranking rules (:mod:`router.ranking`) applied to every row of ``scored`` (fused by :meth:`fuse`
         unless ``fused`` is given): each request's top-``k`` matches, named skills among them, pinned ones after
-        them, excluded ones never."""
+        them, excluded ones never (``pinned`` / ``excluded``: skill ids, default the router's own)."""
         if not self.skills:
             raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
                                     "(each with a SKILL.md) or catalogue rows first")
@@ -419,12 +442,13 @@ class Router:
             fused = self.fuse(scored, without=left_out)
         if self._names is None:
             self._names = NameTable.build(self.skills)
-        excluded, pinned = self._mask(self.excluded), self._mask(self.pinned)
+        excluded_mask = self._mask(self.excluded if excluded is None else excluded)
+        pinned_mask = self._mask(self.pinned if pinned is None else pinned)
         out = []
         for row, text in enumerate(scored.texts):
             per_signal = {n: v[row] for n, v in scored.signals.items() if n not in left_out}
-            chosen = choose(fused[row], self.order, k, named=self._names.named(text), excluded=excluded,
-                            pinned=pinned)
+            chosen = choose(fused[row], self.order, k, named=self._names.named(text), excluded=excluded_mask,
+                            pinned=pinned_mask)
             out.append(matches(chosen, self.skills, fused[row], per_signal, self.order))
         return out
 
@@ -437,49 +461,73 @@ class Router:
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         return min(int(k), len(self.skills))
 
-    def rank_many(self, queries: Sequence[Query], k: int | None = None) -> list[tuple[Match, ...]]:
-        """The top-``k`` matches of each request, best first (one batch: see :meth:`score_many`)."""
+    def choices(self, pin: Iterable[str] = (), exclude: Iterable[str] = ()) -> tuple[frozenset[str], frozenset[str]]:
+        """The ids pinned and excluded for one request: the router's own and ``pin`` / ``exclude`` (names or ids).
+        Raises :class:`ConfigError` naming a skill that is not in the library."""
+        def resolve(names: Iterable[str], what: str) -> frozenset[str]:
+            out = set()
+            for name in names:
+                skill = self._registry.lookup(name)
+                if skill is None:
+                    raise ConfigError(f"{what} skill '{name}' is not in the library; 'skill-router list' or GET "
+                                      "/v1/skills lists them")
+                out.add(skill.id)
+            return frozenset(out)
+
+        return self.pinned | resolve(pin, "pinned"), self.excluded | resolve(exclude, "excluded")
+
+    def rank_many(self, queries: Sequence[Query], k: int | None = None, *, pin: Iterable[str] = (),
+                  exclude: Iterable[str] = ()) -> list[tuple[Match, ...]]:
+        """The top-``k`` matches of each request, best first (one batch: see :meth:`score_many`); ``pin`` and
+        ``exclude`` add skills to pin and exclude for these requests only."""
         if not queries:
             return []
-        return self.rank_scored(self.score_many(queries), k)
+        pinned, excluded = self.choices(pin, exclude)
+        return self.rank_scored(self.score_many(queries), k, pinned=pinned, excluded=excluded)
 
-    def rank(self, query: Query, k: int | None = None) -> list[Match]:
+    def rank(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
+             exclude: Iterable[str] = ()) -> list[Match]:
         """The top-``k`` matches for ``query``, best first."""
-        return list(self.rank_many([query], k)[0])
+        return list(self.rank_many([query], k, pin=pin, exclude=exclude)[0])
 
-    def route_many(self, queries: Sequence[Query], k: int | None = None) -> list[Routing]:
-        """Route many requests in one batch: for each, the ranking and the skills the catalogue shows."""
+    def route_many(self, queries: Sequence[Query], k: int | None = None, *, pin: Iterable[str] = (),
+                   exclude: Iterable[str] = ()) -> list[Routing]:
+        """Route many requests in one batch: for each, the ranking and the skills the catalogue shows. ``pin`` and
+        ``exclude`` (names or ids) add skills to pin and exclude for these requests only: the router itself never
+        changes, so one router serves requests with different choices at once."""
+        pinned, excluded = self.choices(pin, exclude)
         turns = [self.conversation(q) for q in queries]  # every request is checked, even when none is routed
         skills = self.skills
         if not skills:
             return [Routing(matches=(), shown=(), routed=False) for _ in turns]
         if len(skills) <= self._config.route_above:
-            shown = tuple(s for s in skills if s.id not in self.excluded)
+            shown = tuple(s for s in skills if s.id not in excluded)
             return [Routing(matches=(), shown=shown, routed=False) for _ in turns]
         scored = self._score(turns)
-        ranked = self.rank_scored(scored, k)
-        excluded = self._mask(self.excluded)
+        ranked = self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
+        excluded_mask = self._mask(excluded)
         cosine = confidence_scores(scored.signals)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode) \
             if self._config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
-            sure = confidence(cosine[row], excluded)
+            sure = confidence(cosine[row], excluded_mask)
             no_skill = everyday is not None and all(m.reason != "named" for m in found) \
                 and abstain.fits_no_skill(sure, float(everyday[row]))
             abstained = self._config.threshold is not None and sure < self._config.threshold
             chosen = {m.id for m in found}
             if abstained and self._config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
-            chosen |= self.pinned
-            shown = tuple(s for s in skills if s.id in chosen and s.id not in self.excluded)
+            chosen |= pinned
+            shown = tuple(s for s in skills if s.id in chosen and s.id not in excluded)
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
                                no_skill=no_skill))
         return out
 
-    def route(self, query: Query, k: int | None = None) -> Routing:
+    def route(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
+              exclude: Iterable[str] = ()) -> Routing:
         """Route ``query``: the ranking, and the skills the catalogue shows."""
-        return self.route_many([query], k)[0]
+        return self.route_many([query], k, pin=pin, exclude=exclude)[0]
 
     # -- what the harness sees ----------------------------------------------------------------------------------
     def render(self, query: Query | None = None, k: int | None = None) -> str:

@@ -413,25 +413,36 @@ def library_key(roots: Sequence[str], catalog: str | None, profile: str) -> str:
     return json.dumps({"sources": sources, "profile": profile}, sort_keys=True)
 
 
-def default_learned_folder(roots: Sequence[str], catalog: str | None) -> str:
+def default_learned_folder(roots: Sequence[str], catalog: str | None, *, in_cache: bool = False) -> str:
     """Where ``skill-router learn`` keeps a library's learned examples by default: one folder per library, whatever
     the profile (examples belong to skills, so a request learned under genkit also routes under claude-code):
     ``<first root's name>-learned-<hash of the sources>`` beside the index folders."""
     digest = hashlib.sha256(library_key(roots, catalog, "").encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return _beside_library(roots, catalog, f"learned-{digest}")
+    return _beside_library(roots, catalog, f"learned-{digest}", in_cache)
 
 
-def default_index_folder(roots: Sequence[str], catalog: str | None, profile: str = "") -> str:
-    """One folder per library: ``<catalog>.index/<profile>`` for a catalogue; for skill folders
-    ``<parent of the first root>/.skill-router-index/<first root's name>-<profile>-<hash of the library>``, so two
-    libraries that share a parent folder never share (or overwrite) an index. In the user cache folder when that
-    place is not writable (a read-only library)."""
+def default_index_folder(roots: Sequence[str], catalog: str | None, profile: str = "", *,
+                         in_cache: bool = False) -> str:
+    """One folder per library: ``<catalog>.index/<profile>-<hash of the library>`` for a catalogue; for skill
+    folders ``<parent of the first root>/.skill-router-index/<first root's name>-<profile>-<hash of the library>``,
+    so two libraries that share a parent folder never share (or overwrite) an index.
+
+    With ``in_cache`` (a harness's own folders, a library inside a git work tree: :mod:`router.spec`) the folder is
+    ``<user cache>/skill-router/indexes/<first root's or catalogue's name>-<profile>-<hash of the library>``; so it
+    is when the library's place is not writable (a read-only library)."""
     digest = hashlib.sha256(library_key(roots, catalog, profile).encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return _beside_library(roots, catalog, f"{profile or 'default'}-{digest}")
+    return _beside_library(roots, catalog, f"{profile or 'default'}-{digest}", in_cache)
 
 
-def _beside_library(roots: Sequence[str], catalog: str | None, label: str) -> str:
+def user_cache_folder() -> str:
+    """skill-router's folder in the user cache: ``$XDG_CACHE_HOME/skill-router``, default ``~/.cache``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "skill-router")
+
+
+def _beside_library(roots: Sequence[str], catalog: str | None, label: str, in_cache: bool = False) -> str:
     if catalog:
+        name = os.path.basename(os.path.abspath(catalog))
         base = os.path.join(os.path.abspath(catalog) + ".index", label)
         parent = os.path.dirname(os.path.abspath(catalog))
     else:
@@ -439,8 +450,8 @@ def _beside_library(roots: Sequence[str], catalog: str | None, label: str) -> st
         parent = os.path.dirname(first)
         name = os.path.basename(first) or "skills"
         base = os.path.join(parent, ".skill-router-index", f"{name}-{label}")
+    if in_cache:
+        return os.path.join(user_cache_folder(), "indexes", f"{name}-{label}")
     if os.access(parent, os.W_OK):
         return base
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "skill-router", hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:16])
-
+    return os.path.join(user_cache_folder(), hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:16])

@@ -51,7 +51,7 @@ from router.evaluation.metrics import abstention_metrics, best_threshold
 from router.evaluation.retrievers import routed_query
 from router.ranking import confidence_scores, confidences
 from router.routing import Scored
-from router.signals import example_scores
+from router.signals import example_scores, registry
 
 if TYPE_CHECKING:
     from router.routing import Router
@@ -163,7 +163,7 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             examples[test] = example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
         dev.with_examples(examples)
     has_examples = "examples" in dev.signals
-    has_body = "body_bm25" in dev.signals
+    has_body = any(name in dev.signals for name in _body_signals())
 
     grid: list[dict[str, Any]] = []
     per_request: list[np.ndarray] = []  # each setting's objective per gold request, for the nested folds
@@ -273,7 +273,12 @@ def _without_own_examples(router: "Router", requests: Sequence[Request], notes: 
 def _body_weights(router: "Router", scale: float | None) -> dict[str, float]:
     """The body signals' weights at ``scale`` times the router's (unchanged when ``scale`` is None)."""
     factor = 1.0 if scale is None else scale
-    return {name: factor * router.config.weights[name] for name in ("body_bm25", "body_dense", "passages")}
+    return {name: factor * router.config.weights[name] for name in _body_signals()}
+
+
+def _body_signals() -> tuple[str, ...]:
+    """The signals over the SKILL.md body (``reads_body``), whose weights tuning scales together."""
+    return tuple(name for name, signal in registry().items() if signal.reads_body)
 
 
 def assign_folds(has_gold: Sequence[bool], folds: int, seed: int) -> np.ndarray:

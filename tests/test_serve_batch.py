@@ -11,7 +11,7 @@ import pytest
 
 from router.errors import ConfigError
 from router.routing import Router
-from router.serve.service import Batcher, route_many, with_choices
+from router.serve.service import Batcher, route_many
 
 
 class FakeRouter:
@@ -28,13 +28,16 @@ class FakeRouter:
             raise ConfigError("the request is bad")
         return f"{query.upper()}:{k}"
 
+    def route_many(self, queries: list[str], k: int | None = None, **choices: object) -> list[str]:
+        return [self.route(q, k) for q in queries]
+
 
 class BatchRouter(FakeRouter):
     def __init__(self) -> None:
         super().__init__()
         self.batches: list[list[str]] = []
 
-    def route_many(self, queries: list[str], k: int | None = None) -> list[str]:
+    def route_many(self, queries: list[str], k: int | None = None, **choices: object) -> list[str]:
         self.batches.append(list(queries))
         return [f"{q.upper()}:{k}" for q in queries]
 
@@ -93,7 +96,7 @@ def test_requests_with_different_options_are_routed_separately() -> None:
         gate.wait(5)
         return original_one(query, k)
 
-    def slow_many(queries, k=None):
+    def slow_many(queries, k=None, **choices):
         gate.wait(5)
         return original_many(queries, k)
 
@@ -112,7 +115,7 @@ def test_requests_with_different_options_are_routed_separately() -> None:
         assert asyncio.run(run()) == ["FIRST:1", "A:1", "B:2", "C:1", "D:2"]
     finally:
         batcher.stop()
-    assert router.calls == ["first"] and sorted(router.batches) == [["a", "c"], ["b", "d"]]
+    assert sorted(router.batches) == [["a", "c"], ["b", "d"], ["first"]]
 
 
 def test_a_batch_routes_as_single_requests_do_in_one_model_call(bundled: Router) -> None:
@@ -137,10 +140,14 @@ def test_a_batch_routes_as_single_requests_do_in_one_model_call(bundled: Router)
 
 
 def test_per_request_pins_and_exclusions_leave_the_router_unchanged(bundled: Router) -> None:
-    view = with_choices(bundled, pin=["haiku-responder"], exclude=["weather-forecast"])
-    routing = view.route("weather forecast for tomorrow", 3)
+    routing = route_many(bundled, ["weather forecast for tomorrow"], 3, pin=["haiku-responder"],
+                         exclude=["weather-forecast"])[0]
     assert "weather-forecast" not in [s.name for s in routing.shown]
     assert "haiku-responder" in [s.name for s in routing.shown]
     assert bundled.pinned == frozenset() and bundled.excluded == frozenset()
-    with pytest.raises(ConfigError, match="no-such-skill"):
-        with_choices(bundled, pin=["no-such-skill"])
+    plain = bundled.route("weather forecast for tomorrow", 3)
+    names = [s.name for s in plain.shown]
+    assert "weather-forecast" in names and "haiku-responder" not in names
+    with pytest.raises(ConfigError, match=r"^pinned skill 'no-such-skill' is not in the library; 'skill-router "
+                                          r"list' or GET /v1/skills lists them$"):
+        route_many(bundled, ["weather"], 3, pin=["no-such-skill"])

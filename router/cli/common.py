@@ -25,6 +25,7 @@ from router.errors import ConfigError, EmptyLibraryError
 
 if TYPE_CHECKING:
     from router.profiles import Profile
+    from router.spec import LibrarySpec
 
 #: The skills folder used when no --skills is given.
 DEFAULT_ROOT = "skills"
@@ -114,7 +115,8 @@ def add_router_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", metavar="NAME_OR_PATH",
                        help="a local sentence-transformers model folder (default: the bundled all-MiniLM-L6-v2)")
     group.add_argument("--index-dir", metavar="DIR", help="where the persistent index lives (default: beside "
-                                                          "the library)")
+                                                          "the library; in the user cache folder for a harness's "
+                                                          "own folders or a library inside a git work tree)")
     group.add_argument("--index-url", metavar="URL", help="keep the index in PostgreSQL + pgvector instead of files: "
                                                           "postgresql://user:password@host/database (also the config "
                                                           "key 'index_url'; needs the postgres extra)")
@@ -147,47 +149,47 @@ def roots(args: Any) -> list[str] | None:
     return [DEFAULT_ROOT] if get_profile(args.profile).default_roots else None
 
 
+def spec_from(args: Any) -> LibrarySpec:
+    """The library the options describe (:class:`router.spec.LibrarySpec`): ``--skills`` / ``--catalog`` (neither:
+    ``skills``, or the harness's own folders for codex and claude-code), ``--profile`` with ``--harness-model``,
+    ``--confine``, ``--pin`` / ``--exclude`` and ``--index-dir``. The only place that reads these options."""
+    from router.spec import LibrarySpec
+
+    catalog = getattr(args, "catalog", None)
+    if catalog and args.skills:
+        raise ConfigError("give either --skills or --catalog, not both")
+    return LibrarySpec.create(None if catalog else roots(args), catalog=catalog or None, profile=args.profile,
+                              harness_model=getattr(args, "harness_model", None),
+                              confine=bool(getattr(args, "confine", False)),
+                              pinned=getattr(args, "pin", None) or (), excluded=getattr(args, "exclude", None) or (),
+                              index_dir=getattr(args, "index_dir", None))
+
+
 def skilled_router(args: Any, **overrides: Any):
     """:func:`make_router` for a command that needs skills: an empty library is refused (:func:`require_skills`)."""
-    router = make_router(args, **overrides)
-    require_skills(args, router.skills)
+    spec = spec_from(args)
+    router = make_router(args, spec=spec, **overrides)
+    require_skills(spec, router.skills)
     return router
 
 
 def harness_profile(args: Any) -> Profile:
     """The ``--profile``, for the ``--harness-model`` when one is given."""
-    from router.profiles import Capability, either, get_profile, with_capability
-
-    profile = get_profile(args.profile)
-    model = getattr(args, "harness_model", None)
-    if model:
-        if not profile.provides(Capability.HARNESS_MODEL):
-            raise ConfigError(f"--harness-model needs a harness whose budget depends on its model (--profile "
-                              f"{either(with_capability(Capability.HARNESS_MODEL))}), not {profile.name}")
-        profile = profile.with_model(model)
-    return profile
+    return spec_from(args).profile
 
 
-def make_router(args: Any, encoder: Any = None, **overrides: Any):
-    """The router the options describe (nothing is indexed until a route needs it). ``encoder`` shares an
-    already loaded embedding model (a server rebuilding its router)."""
+def make_router(args: Any, encoder: Any = None, *, spec: LibrarySpec | None = None, **overrides: Any):
+    """The router the options describe (nothing is indexed until a route needs it), over ``spec`` when the caller
+    already has it. ``encoder`` shares an already loaded embedding model (a server rebuilding its router)."""
     from router.routing import Router
 
+    spec = spec if spec is not None else spec_from(args)
     config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
-    if getattr(args, "confine", False):
+    if spec.confine:
         config = config.with_(confine=True)
-    pinned = getattr(args, "pin", None) or ()
-    excluded = getattr(args, "exclude", None) or ()
     if getattr(args, "index_url", None):
         config = config.with_(index_url=args.index_url)
-    if args.catalog:
-        if args.skills:
-            raise ConfigError("give either --skills or --catalog, not both")
-        router = Router.from_catalog(args.catalog, harness_profile(args), config, index_folder=args.index_dir,
-                                     pinned=pinned, excluded=excluded, encoder=encoder)
-    else:
-        router = Router.from_skills(roots(args), harness_profile(args), config, index_folder=args.index_dir,
-                                    pinned=pinned, excluded=excluded, encoder=encoder)
+    router = Router.from_spec(spec, config, encoder=encoder)
     if config.index_url:
         from router import pgstore
 
@@ -195,21 +197,24 @@ def make_router(args: Any, encoder: Any = None, **overrides: Any):
     return router
 
 
-def require_skills(args: Any, skills: Any) -> None:
-    """Raise :class:`EmptyLibraryError` when ``skills`` is empty, naming the folders the library was read from:
-    the commands that rank, index, measure or emit a harness config have nothing to work on."""
+def require_skills(spec: LibrarySpec | Any, skills: Any) -> None:
+    """Raise :class:`EmptyLibraryError` when ``skills`` is empty, naming the folders the library was read from
+    (``spec``: a :class:`~router.spec.LibrarySpec`, or the options): the commands that rank, index, measure or
+    emit a harness config have nothing to work on."""
+    from router.spec import LibrarySpec
+
     if len(skills):
         return
-    if getattr(args, "catalog", None):
-        where = f"catalogue '{args.catalog}'"
+    if not isinstance(spec, LibrarySpec):
+        spec = spec_from(spec)
+    if spec.catalog is not None:
+        where = f"catalogue '{spec.catalog}'"
     else:
-        from router.library import skill_folders
-
-        folders = [os.path.abspath(f) for f in skill_folders(roots(args), args.profile)]
+        folders = [os.path.abspath(f) for f in spec.folders]
         if not folders:
-            profile = harness_profile(args)
+            profile = spec.profile
             paths = list(dict.fromkeys(profile.harness_paths()))
-            raise EmptyLibraryError(f"no skills found in {', '.join(paths) or 'the folders ' + str(args.profile)} "
+            raise EmptyLibraryError(f"no skills found in {', '.join(paths) or 'the folders ' + str(profile.name)} "
                                     f"(none of the skills folders {profile.name} reads exists here): pass --skills "
                                     "with the folder that holds the skills")
         where = ", ".join(folders)

@@ -13,6 +13,7 @@ from router.cli.common import (add_library_options, add_router_options, config_f
 from router.config import DEFAULT_CONFIG_FILE, check_writable
 from router.errors import ConfigError
 from router.evaluation.retrievers import RETRIEVERS, retrievers_for
+from router.signals import names as signal_names
 
 LATENCY_SAMPLE = 100
 
@@ -139,8 +140,11 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
     sample = [r.query for r in requests[:LATENCY_SAMPLE]]
     signals = router.signals
     router.rank(sample[0])  # warm up
+    def alone(name: str) -> Callable[[str], Any]:  # one signal's own scoring of one request
+        return lambda q: signals.score([q], router.encode([q]))[name]
+
     paths: dict[str, Callable[[str], Any]] = {
-        "bm25": signals.bm25.scores,
+        **{name: alone(name) for name in signal_names()}, "bm25": signals.bm25.scores,
         "dense": lambda q: signals.dense.scores(router.encode([q])[0]),
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
     }

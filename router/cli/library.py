@@ -6,9 +6,9 @@ import sys
 import time
 from typing import Any
 
-from router.cli.common import (add_library_options, add_router_options, harness_profile, json_text, k_help,
-                               positive_int, print_json, read_query, report_notes, require_skills, roots,
-                               skilled_router, terminal_text, write_exact)
+from router.cli.common import (add_library_options, add_router_options, json_text, k_help, positive_int,
+                               print_json, read_query, report_notes, require_skills, skilled_router, spec_from,
+                               terminal_text, write_exact)
 from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
@@ -76,25 +76,12 @@ def register(commands: Any) -> None:
 
 def _library(args: Any):
     """The registry alone (no indexing): what list, use and an unrouted prompt need."""
-    from router import library
-
-    if args.catalog:
-        if args.skills:
-            raise ConfigError("give either --skills or --catalog, not both")
-        loaded = library.from_catalog(args.catalog, harness_profile(args))
-        return loaded.registry, loaded.profile
-    profile = harness_profile(args)
-    registry = library.discover(roots(args), profile, require_roots=True)
-    found = registry.discovery
-    if found is not None and args.confine:
-        from router.confine import confine
-
-        found = confine(found, library.skill_folders(roots(args), profile))
-        registry = library.SkillRegistry(found.skills, discovery=found)
+    loaded = spec_from(args).load()
+    found = loaded.registry.discovery
     if found is not None:
         for line in list(found.errors) + list(found.warnings):
-            print(f"{profile.name}: {terminal_text(line)}", file=sys.stderr)
-    return registry, profile
+            print(f"{loaded.profile.name}: {terminal_text(line)}", file=sys.stderr)
+    return loaded.registry, loaded.profile
 
 
 def cmd_list(args: Any) -> int:
@@ -180,9 +167,9 @@ def cmd_use(args: Any) -> int:
 
 def cmd_lint(args: Any) -> int:
     from router.lint import lint
-    from router.library import check_roots, skill_folders
+    from router.library import check_roots
 
-    folders = skill_folders(roots(args), args.profile)  # with no --skills: the harness's own (codex, claude-code)
+    folders = list(spec_from(args).folders)  # with no --skills: the harness's own (codex, claude-code)
     check_roots(folders)
     report = lint(folders)
     if args.json:

@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-from router.cli.common import add_library_options, add_router_options, make_router, report_notes, roots
+from router.cli.common import add_library_options, add_router_options, make_router, report_notes, spec_from
 from router.errors import ConfigError
 from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
@@ -112,13 +112,14 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     from router.serve.service import DEFAULT_DEADLINE_S, Service
 
     check_numbers(args)
-    first = make_router(args)  # discovery only: a wrong --skills or --catalog fails here, before listening
+    spec = spec_from(args)  # the one description of the library: every reload reads the same folders
+    first = make_router(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before listening
     report_notes(first.notes)
     decision_log = None
     if not args.no_log:
         path = args.log or os.path.join(first.index_folder or ".", LOG_FILE)
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
-    service = Service(lambda encoder: make_router(args, encoder=encoder) if encoder is not None else first,
+    service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder,
                       deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S)
@@ -127,10 +128,8 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
 
         follow(service, first.config.index_url)
         return service, []
-    from router.library import skill_folders
-
     # codex and claude-code with no --skills read where their harness reads: those folders are watched
-    watch = [] if args.no_watch or args.catalog else skill_folders(roots(args), first.profile)
+    watch = [] if args.no_watch or spec.catalog is not None else list(spec.folders)
     return service, watch
 
 

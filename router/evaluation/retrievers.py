@@ -3,8 +3,10 @@
     retrievers = retrievers_for(router, requests, ["bm25", "dense", "default"], depth=10)
     ranking = retrievers["default"](requests[0])     # [(skill id, score), ...] best first
 
-- ``bm25``, ``dense``: one signal alone, ranked by score then id (BM25 ranks only skills sharing a word).
-- ``rrf``: the signals fused by reciprocal rank with equal weights (Cormack et al. 2009).
+- one per signal (:mod:`router.signals`: ``bm25``, ``dense``, ``examples``, ``body_bm25``, ``body_dense``): that
+  signal alone, ranked by score then id (a lexical signal ranks only the skills sharing a word with the request).
+- ``rrf``: the signals fused by reciprocal rank with equal weights (Cormack et al. 2009), each lexical signal
+  ranking only the skills it scores.
 - ``default``: exactly what :meth:`router.routing.Router.rank_many` returns (the router's fusion, the context of a
   conversation's earlier turns, the ranking rules); ``default-no-examples`` the same without the example signal.
 
@@ -15,18 +17,22 @@ seconds rather than minutes. A conversation is routed from its ``messages`` exac
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, ranking
+from router.errors import ConfigError
 from router.evaluation.labels import Request
 from router.ranking import confidence_scores
+from router.signals import lexical_names
+from router.signals import names as signal_names
 
 if TYPE_CHECKING:
     from router.routing import Query, Router
 
-RETRIEVERS = ("bm25", "dense", "rrf", "default", "default-no-examples")
+RETRIEVERS = (*signal_names(), "rrf", "default", "default-no-examples")
 Ranked = list[tuple[str, float]]
 
 
@@ -40,8 +46,8 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
     """Retrievers (``Request -> [(id, score), ...]``, at most ``depth`` long) over scores computed in one batch.
 
     The score reported with each id is the routing confidence of that skill (its best example cosine, else its
-    description cosine), which is what an abstention threshold applies to; ``bm25`` and ``dense`` report their
-    own scores.
+    description cosine), which is what an abstention threshold applies to; a single signal reports its own
+    scores.
     """
     unknown = [n for n in names if n not in RETRIEVERS]
     if unknown:
@@ -63,15 +69,21 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
             best = best[present[best]]
         return [(ids[j], float(values[j])) for j in best[:depth]]
 
-    def bm25(request: Request) -> Ranked:
-        values = signals["bm25"][row[request.id]]
-        return ranked(values, values > 0)
+    lexical = lexical_names()
 
-    def dense(request: Request) -> Ranked:
-        return ranked(signals["dense"][row[request.id]])
+    def alone(name: str) -> Callable[[Request], Ranked]:
+        if name not in signals:
+            raise ConfigError(f"retriever '{name}': this library has no {name} signal (it has "
+                              f"{', '.join(signals)}); choose one of those")
+
+        def retrieve(request: Request) -> Ranked:
+            values = signals[name][row[request.id]]
+            return ranked(values, values > 0 if name in lexical else None)
+        return retrieve
 
     equal = fuse_score_arrays(signals, dict.fromkeys(signals, 1.0), method="rrf", tie_order=order,
-                              present={"bm25": signals["bm25"] > 0}) if len(requests) else None
+                              present={n: v > 0 for n, v in signals.items() if n in lexical}) \
+        if len(requests) else None
 
     def rrf(request: Request) -> Ranked:
         i = row[request.id]
@@ -88,7 +100,7 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
         return retrieve
 
     table: dict[str, Callable[[], Callable[[Request], Ranked]]] = {
-        "bm25": lambda: bm25, "dense": lambda: dense, "rrf": lambda: rrf,
+        **{name: partial(alone, name) for name in signal_names()}, "rrf": lambda: rrf,
         "default": lambda: routed(frozenset()), "default-no-examples": lambda: routed(frozenset({"examples"})),
     }
     return {name: table[name]() for name in names}

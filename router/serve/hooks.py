@@ -304,30 +304,22 @@ def _content_length(head: bytes, url: str) -> int | None:
 
 
 def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
-    """The router of the in-process fallback: ``--skills``/``--catalog``, else what the harness's profile discovers
-    when it runs in ``cwd``; ``--profile``, else the harness's; ``--config``, else
+    """The router of the in-process fallback: the library ``skill-router`` reads from ``cwd``
+    (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads from the
+    working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``, else
     ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
     from router.config import find_config
-    from router.errors import ConfigError
-    from router.profiles import get_profile
     from router.routing import Router
+    from router.spec import LibrarySpec
 
-    harness_side = harness_profile(harness).in_folder(cwd)
-    profile = harness_side if args.profile in (None, "", harness) else get_profile(args.profile)
-    config = find_config(args.config).with_(model=args.model)
-    if args.catalog:
-        if args.skills:
-            raise ConfigError("give either --skills or --catalog, not both")
-        return Router.from_catalog(args.catalog, profile, config, index_folder=args.index_dir)
-    if args.skills:
-        return Router.from_skills(args.skills, profile, config, index_folder=args.index_dir)
-    folders = harness_side.harness_folders()
-    if not folders:
+    profile = args.profile or harness
+    roots = args.skills or None
+    if roots is None and not args.catalog and profile != harness:  # another profile's rules over the harness's folders
+        roots = list(LibrarySpec.create(profile=harness, cwd=cwd).folders)
+    spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
+    if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    # The harness's own discovery (its scopes, its config's rules), as 'skill-router index --profile HARNESS' does.
-    if profile is harness_side:
-        return Router.from_skills(None, profile, config, index_folder=args.index_dir)
-    return Router.from_skills(folders, profile, config, index_folder=args.index_dir)
+    return Router.from_spec(spec, find_config(args.config).with_(model=args.model))
 
 
 def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:

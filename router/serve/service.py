@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import copy
 import logging
 import queue
 import threading
@@ -58,31 +57,11 @@ class SharedEncoder:
             return self._encoder.encode(texts, **options)
 
 
-def route_many(router: Router, queries: Sequence[Query], k: int | None = None) -> list[Routing]:
-    """Route several requests together: ``Router.route_many`` embeds their texts in one model call."""
-    if len(queries) > 1:
-        return list(router.route_many(list(queries), k))
-    return [router.route(q, k) for q in queries]
-
-
-def with_choices(router: Router, pin: Sequence[str] = (), exclude: Sequence[str] = ()) -> Router:
-    """A view of ``router`` that also pins and excludes these skills (names or ids) for one request."""
-    if not pin and not exclude:
-        return router
-
-    def resolve(names: Sequence[str], what: str) -> frozenset[str]:
-        out: set[str] = set()
-        for name in names:
-            skill = router.registry.lookup(name)
-            if skill is None:
-                raise ConfigError(f"{what} skill '{name}' is not in the library; GET /v1/skills lists them")
-            out.add(skill.id)
-        return frozenset(out)
-
-    view = copy.copy(router)  # shares the built indexes; only the two sets differ
-    view.pinned = frozenset(router.pinned) | resolve(pin, "pinned")
-    view.excluded = frozenset(router.excluded) | resolve(exclude, "excluded")
-    return view
+def route_many(router: Router, queries: Sequence[Query], k: int | None = None, pin: Sequence[str] = (),
+               exclude: Sequence[str] = ()) -> list[Routing]:
+    """Route several requests together with ``Router.route_many`` (one embedding call for all), pinning and
+    excluding these skills (names or ids) for these requests only: the shared router is never changed."""
+    return list(router.route_many(list(queries), k, pin=pin, exclude=exclude))
 
 
 # -- micro-batching -------------------------------------------------------------------------------------------------
@@ -169,8 +148,7 @@ class Batcher:
         for job in jobs:
             job.started = started
         try:
-            view = with_choices(jobs[0].router, jobs[0].pin, jobs[0].exclude)
-            results = route_many(view, [j.query for j in jobs], jobs[0].k)
+            results = route_many(jobs[0].router, [j.query for j in jobs], jobs[0].k, jobs[0].pin, jobs[0].exclude)
         except Exception as exc:
             if len(jobs) == 1:
                 jobs[0].finished = time.perf_counter()
@@ -270,21 +248,18 @@ class Service:
     def _choose_encoder(self, first: Router) -> Model:
         """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
         cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
-        from indexes import Encoder
+        from router import encoders
 
-        encoder = Encoder(first.config.model)
-        if self.encoder_kind in ("auto", "onnx"):
-            from router import encoders
-
-            notes: list[str] = []  # the router's own rule: export once, check, else torch with a note
-            chosen = encoders.export_for_next_time(encoder, notes)
-            if chosen is not encoder:
-                return chosen
-            reason = notes[-1] if notes else f"the ONNX path is turned off ({encoders.ENV_SWITCH}=0)"
-            if self.encoder_kind == "onnx":
-                raise ConfigError(f"--encoder onnx: {reason}")
+        notes: list[str] = []
+        encoder = encoders.choose(first.config.model, notes, kind=encoders.encoder_kind(self.encoder_kind),
+                                  export=True)
+        for reason in notes:
             self.notes.append(reason)
             log.warning("%s", reason)
+        from indexes import Encoder
+
+        if not isinstance(encoder, Encoder):
+            return encoder
         if self.torch_threads:
             # One thread per model call: the worker encodes one batch at a time, and a multi-threaded torch pool
             # collapses on a shared machine (its threads spin while other processes hold the cores).

@@ -1,0 +1,182 @@
+"""Building a library's signals with the index folder as a cache, and scoring requests with them.
+
+:func:`build_signals` builds every signal of :mod:`router.signals` (each one's ``build``, in their ``build_rank``
+order): when the index folder holds the index of exactly these texts, nothing is embedded and no model is loaded;
+otherwise only the texts it lacks are embedded, BM25 re-tokenises only the texts that changed, and an index that
+comes out unchanged is kept and linked, not rewritten (:meth:`router.store.IndexFolder.write`). Scores are arrays
+in skill order (one row per request); fusion and the ranking rules are :mod:`indexes.fusion` and
+:mod:`router.ranking`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from router.signals import registry
+from router.signals.base import BuildJob
+from router.skill import Skill
+from router.store import EmbeddingCache, IndexFolder, StaleIndex, index_signature, text_key
+
+EXAMPLE_BLOCK = 512
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Built indexes for one library, by signal name (a signal the library gives nothing to index is absent)."""
+
+    ids: tuple[str, ...]
+    indexes: Mapping[str, Any]
+
+    @property
+    def bm25(self) -> Any:
+        return self.indexes["bm25"]
+
+    @property
+    def dense(self) -> Any:
+        return self.indexes["dense"]
+
+    @property
+    def body_bm25(self) -> Any:
+        return self.indexes.get("body_bm25")
+
+    @property
+    def body_dense(self) -> Any:
+        return self.indexes.get("body_dense")
+
+    @property
+    def example_vectors(self) -> np.ndarray:
+        return self.indexes["examples"].vectors
+
+    @property
+    def example_owner(self) -> np.ndarray:
+        return self.indexes["examples"].owner
+
+    @property
+    def has_examples(self) -> bool:
+        return len(self.example_owner) > 0
+
+    def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        """Each signal's scores for ``texts`` (with their unit embeddings ``vectors``), shape (requests, skills),
+        in the signals' order; a signal absent from the library, or with nothing to score (``examples`` without
+        example requests), has none."""
+        out: dict[str, np.ndarray] = {}
+        for name, signal in registry().items():
+            index = self.indexes.get(name)
+            if index is None:
+                continue
+            values = signal.score(index, texts, vectors, out) if len(texts) else np.zeros((0, len(self.ids)))
+            if values is not None and not (name == "examples" and not self.has_examples):
+                out[name] = values
+        return out
+
+
+def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``base`` (requests x skills) raised, skill by skill, to the best cosine of each request with that skill's
+    examples: the ``examples`` signal for many requests at once, in blocks of requests to bound memory."""
+    out = base.copy()
+    if not len(owners) or not len(queries):
+        return out
+    sort = np.argsort(owners, kind="stable")
+    sorted_owners = owners[sort]
+    starts = np.flatnonzero(np.r_[True, sorted_owners[1:] != sorted_owners[:-1]])
+    columns = sorted_owners[starts]
+    vectors = np.ascontiguousarray(examples[sort], dtype=np.float32)
+    for low in range(0, len(queries), EXAMPLE_BLOCK):
+        block = slice(low, low + EXAMPLE_BLOCK)
+        sims = (queries[block] @ vectors.T).astype(np.float64)
+        out[block, columns] = np.maximum(out[block, columns], np.maximum.reduceat(sims, starts, axis=1))
+    return out
+
+
+@dataclass
+class BuildReport:
+    """What building did: texts embedded, whether the folder was written (None: nothing to write), notes, and,
+    for a build that did not persist, the write it left to do (``pending``: :meth:`router.index.LibraryIndex.save`
+    runs it; None when the folder already holds this index)."""
+
+    embedded: int = 0
+    saved: bool | None = None
+    notes: list[str] = field(default_factory=list)
+    pending: Callable[[], None] | None = field(default=None, repr=False)
+
+
+def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *, embed_bodies: bool = True,
+                  model_id: str, dim: int, encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
+                  parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
+    """Build the signals of ``skills`` (``texts``: each signal's text per skill, in skill order, by signal name).
+
+    ``embed_bodies`` False leaves ``body_dense`` out (nothing of the bodies is embedded). ``encode`` embeds texts
+    the folder does not hold (it is only called when some are missing, so a current index loads without the
+    model). With ``persist`` a changed index is written back to ``folder``; a folder that cannot be written is
+    reported in the notes (``saved`` False) and routing carries on from memory.
+    """
+    signals = registry()
+    report = BuildReport()
+    ids = tuple(s.id for s in skills)
+    bodies = list(texts.get("body_bm25", ()))
+    has_bodies = any(t.strip() for t in bodies)
+    # What each skill's indexes are built from: its BM25 text, its embedded text and its body text.
+    hashes = {i: text_key(model_id, f"{t}\0{e}\0{b}")
+              for i, t, e, b in zip(ids, texts["bm25"], texts["dense"], bodies if has_bodies else [""] * len(ids))}
+    signature = index_signature(hashes, parameters)
+    # The indexes the folder keeps (the others are assembled from the embedding cache on every build).
+    names = [n for n, s in signals.items() if s.persisted and s.applies(texts.get(n, ()))]
+
+    snapshot = None
+    if folder is not None:
+        try:
+            snapshot = folder.read(model_id, dim)
+        except StaleIndex as exc:
+            report.notes.append(f"index at {folder.path} {exc}; rebuilding it from the skills")
+    cache = snapshot.cache if snapshot is not None else EmbeddingCache(dim)
+    # The folder's indexes: used as they are when they were built from exactly these texts, otherwise each one is
+    # the starting point of its rebuild (BM25 re-tokenises only changed texts; an index that comes out the same
+    # is kept, so saving links its files instead of writing them again).
+    previous: dict[str, Any] = {}
+    if snapshot is not None:
+        same = snapshot.signature == signature
+        try:
+            previous = {name: snapshot.load_index(name, signals[name].index_kind()) for name in names
+                        if same or snapshot.has(name)}
+        except StaleIndex as exc:
+            report.notes.append(f"index at {folder.path if folder else ''} {exc}; rebuilding it from the skills")
+            previous = {}
+    current = snapshot is not None and snapshot.signature == signature and len(previous) == len(names)
+    used: list[str] = []
+
+    def embed(keys: Sequence[str], batch: Sequence[str]) -> np.ndarray:
+        used.extend(keys)
+        return cache.embed(keys, batch, encode)
+
+    job = BuildJob(ids, skills, texts, embed, lambda text: text_key(model_id, text), previous, {}, embed_bodies,
+                   current, used.extend)
+    for name, signal in sorted(signals.items(), key=lambda item: item[1].build_rank):
+        index = signal.build(job)
+        if index is not None:
+            job.built[name] = index
+    built = Signals(ids, {name: job.built[name] for name in signals if name in job.built})
+
+    report.embedded = cache.added
+    unchanged = current and not report.notes and not cache.added
+    if folder is not None and not unchanged:
+        index_folder = folder
+
+        def write() -> None:
+            index_folder.write(cache.pruned(used), {n: job.built[n] for n in names}, model_id=model_id, dim=dim,
+                               parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot)
+
+        if not persist:
+            report.pending = write
+        else:
+            try:
+                write()
+                report.saved = True
+            except OSError as exc:
+                report.saved = False
+                report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
+    report.notes.extend(folder.notes if folder is not None else ())
+    return built, report
