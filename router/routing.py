@@ -330,8 +330,9 @@ class Router:
                 dim=self.encoder.dim,
                 encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
                 parameters=parameters, persist=persist)
-        self.__dict__.pop("passages", None)  # router.passages: found again for the skills as they are now
-        if self._config.weights["passages"] > 0 and any(s.body for s in self.skills):
+        self.__dict__.pop("passages", None)  # router.passages: found again for the skills as they are now (unless
+        # nothing may be written yet, then on first use, beside the index once it is saved)
+        if persist and self._config.weights["passages"] > 0 and any(s.body for s in self.skills):
             with steps.step("indexing the passages of the skills' bodies"):
                 _ = self.passages
         self._report(report)

@@ -89,7 +89,7 @@ def test_cli_serve_and_hook_fallback_agree_on_folders_and_index(harness: str, re
 
     sub = repo / "pkg" / "sub"
     config = tmp_path / "route-all.json"
-    config.write_text(json.dumps({"route_above": 0, "k": 2}))
+    config.write_text(json.dumps({"route_above": 0, "k": 2, "no_skill": False}))  # folders, not abstention
     index = expected_index(harness, repo)
     folders = expected_folders(harness, repo)
 

@@ -22,7 +22,7 @@ class PassagesSignal:
     name = "passages"
     lexical = True
     default_weight = 0.8  # with body_bm25 0, chosen on the pooled dev sets (benchmarks/passage_choice.py)
-    position = 45
+    position = 60
     reads_body = True
     persisted = False
     build_rank = 60
