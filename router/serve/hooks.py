@@ -128,8 +128,9 @@ class _Parser(argparse.ArgumentParser):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("harness", choices=HARNESSES, help="whose UserPromptSubmit JSON comes on stdin")
-    parser.add_argument("--url", default=os.environ.get("SKILL_ROUTER_URL", DEFAULT_URL),
-                        help=f"the running 'skill-router serve' (default {DEFAULT_URL} or $SKILL_ROUTER_URL)")
+    parser.add_argument("--url", default=os.environ.get("SKILL_ROUTER_URL") or None,
+                        help="a running 'skill-router serve' to ask (default $SKILL_ROUTER_URL; without either, the "
+                             "library's own warm server, started when none runs)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"the whole hook's time budget (default {DEFAULT_BUDGET_S})")
     parser.add_argument("--token-file", metavar="FILE", help="bearer token of a server started with --token-file")
@@ -142,6 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="router parameters for the in-process fallback")
     parser.add_argument("--model", metavar="NAME_OR_PATH", help=argparse.SUPPRESS)
     parser.add_argument("--index-dir", metavar="DIR", help="index folder for the in-process fallback")
+    parser.add_argument("--no-start", action="store_true", help="never start a warm server")
 
 
 class _Unreachable(Exception):
@@ -152,6 +154,10 @@ class _Late(Exception):
     """The deadline came before the server's answer did."""
 
 
+class _NotReady(Exception):
+    """The server answered 503: still loading its library, or busy."""
+
+
 def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: float, token: str | None) -> str:
     """The context the server gives for this payload ('' for none), by ``deadline`` (a :func:`time.monotonic`
     time) at the latest: connecting, sending and every read get only what is left of it."""
@@ -160,6 +166,8 @@ def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: flo
     if token:
         headers["Authorization"] = f"Bearer {token}"
     status, data = _post(url, f"/v1/hooks/{harness}", body, headers, deadline)
+    if status == 503:
+        raise _NotReady(f"the server at {url} is not ready (HTTP 503)")
     if status != 200:
         raise HookError(f"the server at {url} answered HTTP {status}")
     try:
@@ -282,31 +290,46 @@ def _content_length(head: bytes, url: str) -> int | None:
     return None
 
 
-def _default_roots(harness: str, cwd: str) -> list[str]:
-    home = os.path.expanduser("~")
-    if harness == "claude-code":
-        candidates = [os.path.join(home, ".claude", "skills"), os.path.join(cwd, ".claude", "skills")]
-    else:
-        codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
-        candidates = [os.path.join(cwd, ".codex", "skills"), os.path.join(codex_home, "skills"),
-                      os.path.join(home, ".agents", "skills"), os.path.join(cwd, ".agents", "skills")]
-    return [c for c in dict.fromkeys(candidates) if os.path.isdir(c)]
+def library_of(args: argparse.Namespace, cwd: str) -> Any:
+    """The library this hook routes against (:class:`router.daemon.Library`): the options', else the harness's own
+    skills as its discovery finds them from ``cwd``, with the harness's profile."""
+    from router import daemon
+
+    return daemon.Library.of(args.profile or args.harness, cwd, skills=args.skills, catalog=args.catalog,
+                             config=args.config, model=args.model, index_dir=args.index_dir)
 
 
-def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:
-    """Route with the library's own router in this process (slow: loads the embedding model)."""
+def not_prepared(library: Any, index_dir: str) -> str | None:
+    """Why routing in-process would not fit a prompt's budget (no index built yet, no ONNX export of the model),
+    or None when it would: building an index or exporting the model is 'setup''s or the server's work."""
+    if not os.path.isfile(os.path.join(index_dir, "manifest.json")):
+        return "its index is not built yet"
+    try:
+        from indexes.onnx_encoder import MANIFEST, export_dir
+
+        if not (export_dir(library.model) / MANIFEST).exists():
+            return "the model's ONNX export is not made yet"
+    except Exception as exc:
+        return f"the model's ONNX export cannot be used ({_one_line(str(exc))})"
+    return None
+
+
+def route_in_process(harness: str, prompt: str, args: argparse.Namespace, library: Any) -> str:
+    """Route with the library's own router in this process: the same options a warm server gets, read from the
+    same working folder, so both give the same answer."""
+    from router import daemon
     from router.cli.common import make_router
-    from router.profiles import profile_names
 
     options = argparse.Namespace(**vars(args), announce_config=False)  # stderr is for failures only
-    if not options.catalog and not options.skills:
-        options.skills = _default_roots(harness, cwd)
-        if not options.skills:
-            raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    if not options.profile:
-        options.profile = harness if harness in profile_names() else "agentskills"
-    # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
-    # which fits the budget; torch takes longer to import than that.
+    options.profile = library.profile
+    options.skills = list(library.skills) or None
+    options.catalog = library.catalog
+    options.config = library.config
+    options.index_dir = daemon.index_folder(library)
+    for name in ("pin", "exclude", "confine", "harness_model"):
+        setattr(options, name, None)
+    if os.getcwd() != library.cwd:
+        os.chdir(library.cwd)  # the harness's discovery starts from its working folder, as the server's does
     return routing_context(harness, make_router(options).route(prompt))
 
 
@@ -364,10 +387,18 @@ def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, st
             stdout.write(json.dumps(hook_output(context)) + "\n")
             stdout.flush()
     except HookError as exc:
-        _say(stderr, str(exc))
+        _failed(args, stderr, str(exc))
     except Exception as exc:  # a hook must never break a prompt, whatever went wrong
-        _say(stderr, f"{type(exc).__name__}: {exc}")
+        _failed(args, stderr, f"{type(exc).__name__}: {exc}")
     return 0
+
+
+def _failed(args: argparse.Namespace, stderr: Any, message: str) -> None:
+    """Say why on stderr, and keep one line in the failure log that 'skill-router doctor' reads."""
+    _say(stderr, message)
+    from router import daemon
+
+    daemon.record_failure(args.harness, _one_line(message))
 
 
 def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dict[str, Any]) -> str:
@@ -383,25 +414,65 @@ def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dic
     prompt = prompt_of(payload)
     if not prompt.strip():
         return ""
-    token = _read_token(args.token_file)
-    outcome["late"] = lambda budget: f"the server at {args.url} did not answer within the {budget:g} s budget"
-    try:
-        context = ask_server(args.url, args.harness, payload, deadline, token)
-    except _Unreachable as exc:
-        if args.no_fallback:
-            raise HookError(f"no server at {args.url} ({exc})") from None
-        outcome["late"] = lambda budget: (f"no server at {args.url}, and routing in-process did not finish within "
-                                          f"the {budget:g} s budget: start 'skill-router serve' for fast hooks")
-        given = payload.get("cwd")
+    given = payload.get("cwd")
+    library = library_of(args, given if isinstance(given, str) and os.path.isdir(given) else os.getcwd())
+    if args.url:
+        token = _read_token(args.token_file)
+        outcome["late"] = lambda budget: f"the server at {args.url} did not answer within the {budget:g} s budget"
         try:
-            context = route_in_process(args.harness, prompt, args, given if isinstance(given, str) else os.getcwd())
-        except HookError:
-            raise
-        except Exception as error:
-            raise HookError(f"no server at {args.url}; in-process routing failed: {error}") from None
+            context = ask_server(args.url, args.harness, payload, deadline, token)
+        except (_Unreachable, _NotReady) as exc:
+            if args.no_fallback:
+                raise HookError(f"no server at {args.url} ({exc})") from None
+            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}")
+    else:
+        context = _warm(args, payload, prompt, library, deadline, outcome)
     if len(context) > MAX_CONTEXT_CHARS:
         raise HookError(f"context of {len(context)} characters is over the {MAX_CONTEXT_CHARS} limit")
     return context
+
+
+def _warm(args: argparse.Namespace, payload: Mapping[str, Any], prompt: str, library: Any, deadline: float,
+          outcome: dict[str, Any]) -> str:
+    """The library's warm server's answer; when none answers, one is started and this prompt is answered
+    in-process (when the library is prepared for that), else gets nothing."""
+    from router import daemon
+
+    state = daemon.live_state(library)
+    why = "no warm server was running"
+    if state is not None and state.url:
+        outcome["late"] = lambda budget: f"the warm server at {state.url} did not answer within the {budget:g} s budget"
+        token = daemon.read_token(state.token_file) if state.token_file else None
+        try:
+            return ask_server(state.url, args.harness, payload, deadline, token)
+        except (_Unreachable, _NotReady) as exc:
+            why = str(exc)
+    elif state is not None:
+        why = "the warm server is starting"
+    if state is None and not args.no_start:
+        state, started = daemon.start(library)
+        if started:
+            why += f" (started one: pid {state.pid if state else '?'}, log {daemon.log_file(library)})"
+    if args.no_fallback:
+        raise HookError(why)
+    return _in_process(args, prompt, library, outcome, why)
+
+
+def _in_process(args: argparse.Namespace, prompt: str, library: Any, outcome: dict[str, Any], why: str) -> str:
+    from router import daemon
+
+    reason = not_prepared(library, daemon.index_folder(library))
+    if reason is not None:
+        raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
+                        f"'skill-router setup {args.harness}' once")
+    outcome["late"] = lambda budget: (f"{why}, and routing in-process did not finish within the {budget:g} s "
+                                      "budget")
+    try:
+        return route_in_process(args.harness, prompt, args, library)
+    except HookError:
+        raise
+    except Exception as error:
+        raise HookError(f"{why}; in-process routing failed: {error}") from None
 
 
 def _say(stderr: Any, message: str) -> None:
