@@ -406,3 +406,31 @@ def failures(limit: int = 5) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return found
+
+
+def ask(library: Library, path: str, body: dict[str, Any], *, timeout: float = 60.0) -> dict[str, Any]:
+    """POST ``body`` to ``path`` on the library's warm server, starting it (and waiting for it to load) when none
+    runs: for commands (``route --daemon``, ``setup``, ``doctor``), which may wait, unlike a prompt hook."""
+    from router.errors import ConfigError
+
+    state = live_state(library)
+    if state is None:
+        start(library)
+    state = wait_ready(library, timeout)
+    if state is None or not state.url:
+        raise ConfigError(f"the warm server for {library.describe()} did not become ready within {timeout:g} s: "
+                          f"see its log {log_file(library)}")
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(state.url + path, data=json.dumps(body).encode("utf-8"), method="POST",
+                                     headers={"Content-Type": "application/json", **auth_headers(state)})
+    try:
+        with _opener().open(request, timeout=timeout) as answer:
+            return dict(json.loads(answer.read().decode("utf-8")))
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")[:300]
+        raise ConfigError(f"the warm server at {state.url} answered HTTP {exc.code} to {path}: {detail}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the warm server at {state.url}: {exc}: run 'skill-router stop' and try "
+                          "again") from None

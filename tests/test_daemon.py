@@ -83,7 +83,8 @@ def test_a_time_that_cannot_work_is_refused(text: str) -> None:
 @pytest.mark.model
 def test_hooks_fired_at_once_start_exactly_one_server_that_later_prompts_use(world: Path, onnx: object) -> None:
     done: list[subprocess.CompletedProcess[str]] = []
-    threads = [threading.Thread(target=lambda: done.append(hook(world, "will it rain in Lyon this weekend?"))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: done.append(hook(world, "will it rain in Lyon this weekend?")))
+               for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
