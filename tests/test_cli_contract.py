@@ -176,6 +176,7 @@ SERVICE_CASES = [
     ("mcp", "skills is a file", lambda f: ["mcp", "--skills", str(f["afile"])]),
     ("serve", "bad idle time", lambda f: ["serve", "--skills", str(f["skills"]), "--idle-exit", "soon"]),
     ("stop", "unknown option", lambda f: ["stop", "--bogus"]),
+    ("setup", "unknown harness", lambda f: ["setup", "cursor"]),
 ]
 
 
