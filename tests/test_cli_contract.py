@@ -177,6 +177,7 @@ SERVICE_CASES = [
     ("serve", "bad idle time", lambda f: ["serve", "--skills", str(f["skills"]), "--idle-exit", "soon"]),
     ("stop", "unknown option", lambda f: ["stop", "--bogus"]),
     ("setup", "unknown harness", lambda f: ["setup", "cursor"]),
+    ("doctor", "unknown profile", lambda f: ["doctor", "--profile", "cursor"]),
 ]
 
 

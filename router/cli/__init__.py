@@ -21,7 +21,7 @@ from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from router.cli import evaluate, library, serve, setup
+    from router.cli import doctor, evaluate, library, serve, setup
     from router.cli.common import OneLineParser
 
     parser = OneLineParser(
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.register(commands)
     serve.register(commands)
     setup.register(commands)
+    doctor.register(commands)
     parser.set_defaults(commands=commands.choices)
     return parser
 
