@@ -260,23 +260,34 @@ def codex_hooks(binary: str, cwd: Path, timeout: float = 60.0) -> list[dict[str,
               "params": {"clientInfo": {"name": "skill-router", "version": "1"}}},
              {"jsonrpc": "2.0", "method": "initialized"},
              {"jsonrpc": "2.0", "id": 1, "method": "hooks/list", "params": {"cwds": [str(cwd)]}}]
+    import threading
+
     try:
-        done = subprocess.run([binary, "app-server"], input="".join(json.dumps(x) + "\n" for x in lines),
-                              capture_output=True, text=True, timeout=timeout, cwd=str(cwd))
-    except subprocess.TimeoutExpired as exc:  # it waits for more input after answering: read what it said
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        process = subprocess.Popen([binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, cwd=str(cwd))
     except OSError as exc:
         raise ConfigError(f"cannot run {binary}: {exc.strerror or exc}") from None
-    else:
-        out = done.stdout
-    for text in out.splitlines():
-        try:
-            message = json.loads(text)
-        except ValueError:
-            continue
-        if message.get("id") == 1 and "result" in message:
-            return [h for entry in message["result"].get("data", []) for h in entry.get("hooks", [])]
-    raise ConfigError(f"{binary} app-server did not answer hooks/list: trust the hook by hand (see below)")
+    timer = threading.Timer(timeout, process.kill)  # it serves until its input ends: the answer is read first
+    timer.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
+        process.stdin.flush()
+        for text in process.stdout:
+            try:
+                message = json.loads(text)
+            except ValueError:
+                continue
+            if message.get("id") == 1 and "result" in message:
+                return [h for entry in message["result"].get("data", []) for h in entry.get("hooks", [])]
+    finally:
+        timer.cancel()
+        process.kill()
+        process.wait(timeout=10)
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+    raise ConfigError(f"{binary} app-server did not answer hooks/list within {timeout:g} s")
 
 
 def trust_entry(key: str, digest: str) -> str:
@@ -290,7 +301,11 @@ def trust_codex_hook(binary: str | None, cwd: Path) -> tuple[str, bool]:
         return ("codex is not on PATH, so the hook is not trusted yet and 'codex exec' skips it without a word: "
                 "run 'skill-router setup codex --codex /path/to/codex', or add the entry that "
                 "'codex app-server' hooks/list names to config.toml", False)
-    ours = [h for h in codex_hooks(found, cwd) if "skill-router" in json.dumps(h) or "router.cli" in json.dumps(h)]
+    try:
+        listed = codex_hooks(found, cwd)
+    except ConfigError as exc:
+        return f"{exc}: the hook is not trusted yet, and 'codex exec' skips it without a word", False
+    ours = [h for h in listed if "skill-router" in json.dumps(h) or "router.cli" in json.dumps(h)]
     if not ours:
         return f"{found} lists no skill-router hook for {cwd}", False
     config = codex_home() / "config.toml"
