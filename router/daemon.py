@@ -219,6 +219,9 @@ def alive(pid: int) -> bool:
     """True while ``pid`` is a running ``skill-router serve`` (a recycled pid running something else is not)."""
     if pid <= 0:
         return False
+    for process in _STARTED:  # started here: it may not have reached exec yet, so its command line is still ours
+        if process.pid == pid:
+            return process.poll() is None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
