@@ -155,9 +155,10 @@ def ensure_token() -> str:
 
 
 def read_token(path: str) -> str | None:
+    from router.files import MAX_TOKEN_FILE_BYTES, read_text
+
     try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            return handle.read(4096).strip() or None
+        return read_text(path, MAX_TOKEN_FILE_BYTES, errors="replace").strip() or None
     except OSError:
         return None
 
@@ -187,8 +188,9 @@ class State:
 def read_state(path: str) -> State | None:
     """The state in ``path``, or None when there is none or it cannot be read (a stale or torn file)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.loads(handle.read(65536))
+        from router.files import read_text
+
+        raw = json.loads(read_text(path, 65536))
         return State(pid=int(raw["pid"]), port=int(raw["port"]) if raw.get("port") else None,
                      token_file=raw.get("token_file"), key=str(raw["key"]), version=str(raw["version"]),
                      started=float(raw.get("started", 0)), host=str(raw.get("host", "127.0.0.1")))
@@ -305,8 +307,9 @@ def wait_ready(library: Library, timeout: float) -> State | None:
         state = live_state(library)
         if state is not None and state.url:
             request = urllib.request.Request(state.url + "/readyz", headers=auth_headers(state))
+            opener = _opener()
             try:
-                with _opener().open(request, timeout=max(0.1, min(2.0, deadline - time.monotonic()))) as answer:
+                with opener.open(request, timeout=max(0.1, min(2.0, deadline - time.monotonic()))) as answer:
                     if answer.status == 200:
                         return state
             except OSError:
@@ -397,9 +400,10 @@ def record_failure(harness: str, message: str) -> None:
 
 def failures(limit: int = 5) -> list[dict[str, Any]]:
     """The last ``limit`` hook failures, oldest first."""
+    from router.files import read_text
+
     try:
-        with open(failure_log(), encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()[-limit:]
+        lines = read_text(failure_log(), 1 << 20, errors="replace").splitlines()[-limit:]
     except OSError:
         return []
     found = []
@@ -428,8 +432,9 @@ def ask(library: Library, path: str, body: dict[str, Any], *, timeout: float = 6
 
     request = urllib.request.Request(state.url + path, data=json.dumps(body).encode("utf-8"), method="POST",
                                      headers={"Content-Type": "application/json", **auth_headers(state)})
+    opener = _opener()
     try:
-        with _opener().open(request, timeout=timeout) as answer:
+        with opener.open(request, timeout=timeout) as answer:
             return dict(json.loads(answer.read().decode("utf-8")))
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace")[:300]

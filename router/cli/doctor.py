@@ -129,7 +129,8 @@ def _metrics(state: Any, harness: str) -> str:
     from router import daemon
 
     request = urllib.request.Request(f"{state.url}/metrics", headers=daemon.auth_headers(state))
-    with daemon._opener().open(request, timeout=5) as answer:
+    opener = daemon._opener()
+    with opener.open(request, timeout=5) as answer:
         text = answer.read().decode("utf-8", "replace")
     route = f'route="/v1/hooks/{harness}"'
     count, buckets = 0.0, []
@@ -166,7 +167,8 @@ def _server(library: Any, harness: str) -> Step:
         import urllib.request
 
         request = urllib.request.Request(f"{state.url}/readyz", headers=daemon.auth_headers(state))
-        with daemon._opener().open(request, timeout=5) as answer:
+        opener = daemon._opener()
+        with opener.open(request, timeout=5) as answer:
             ready = json.loads(answer.read().decode("utf-8"))
         usage = _metrics(state, harness)
     except Exception as exc:
@@ -179,13 +181,14 @@ def _server(library: Any, harness: str) -> Step:
 
 def _hook(harness: str, cwd: Path, setup: str) -> Step:
     from router.cli import setup as installer
+    from router.files import read_text
 
     places = [installer.settings_path(harness, scope, cwd) for scope in ("user", "project")]
     if harness == "claude-code":
         places.append(cwd / ".claude" / "settings.json")
     for path in places:
         try:
-            settings = json.loads(path.read_text(encoding="utf-8"))
+            settings = json.loads(read_text(path, 1 << 20))
         except (OSError, ValueError):
             continue
         groups = (settings.get("hooks") or {}).get("UserPromptSubmit") or [] if isinstance(settings, dict) else []

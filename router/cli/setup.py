@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from router.errors import ConfigError
+from router.files import read_bytes, read_text
 
 HARNESS_TIMEOUT_S = 10  # what the harness waits for the hook: above the hook's own 2 s budget
 HTTP_PORT = 8765
@@ -178,7 +179,7 @@ def without_ours(settings: dict[str, Any], harness: str) -> dict[str, Any]:
 
 def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return None, {}
     except OSError as exc:
@@ -207,7 +208,7 @@ def write_settings(path: Path, value: dict[str, Any]) -> str:
     if before == data:
         return f"{path}: already set up, unchanged"
     record = record_path(path)
-    known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    known = json.loads(read_text(record)) if record.is_file() else None
     if known is None or known.get("written") != (_sha(before) if before is not None else None):
         backup = None
         if before is not None:
@@ -230,11 +231,11 @@ def write_settings(path: Path, value: dict[str, Any]) -> str:
 def remove_settings(path: Path, harness: str) -> str:
     before, value = _read_json(path)
     record = record_path(path)
-    known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    known = json.loads(read_text(record)) if record.is_file() else None
     if before is not None and known is not None and known.get("written") == _sha(before):
         if known.get("existed") and known.get("backup"):
             backup = Path(known["backup"])
-            path.write_bytes(backup.read_bytes())
+            path.write_bytes(read_bytes(backup))
             backup.unlink()
             message = f"{path}: restored from its backup, byte for byte"
         else:
@@ -309,13 +310,13 @@ def trust_codex_hook(binary: str | None, cwd: Path) -> tuple[str, bool]:
     if not ours:
         return f"{found} lists no skill-router hook for {cwd}", False
     config = codex_home() / "config.toml"
-    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    text = read_text(config) if config.is_file() else ""
     added = [trust_entry(h["key"], h["currentHash"]) for h in ours if h.get("trustStatus") != "trusted"]
     if not added:
         return f"{config}: the hook is already trusted", True
-    before, _ = (config.read_bytes(), None) if config.is_file() else (None, None)
+    before = read_bytes(config) if config.is_file() else None
     record = record_path(config)
-    known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    known = json.loads(read_text(record)) if record.is_file() else None
     if known is None or known.get("written") != (_sha(before) if before is not None else None):
         backup = None
         if before is not None:
@@ -336,11 +337,11 @@ def untrust_codex(binary: str | None) -> str | None:
     record = record_path(config)
     if not record.is_file() or not config.is_file():
         return None
-    known = json.loads(record.read_text(encoding="utf-8"))
-    if known.get("written") != _sha(config.read_bytes()):
+    known = json.loads(read_text(record))
+    if known.get("written") != _sha(read_bytes(config)):
         return f"{config}: edited since setup; remove its [hooks.state] entry for the skill-router hook by hand"
     if known.get("existed") and known.get("backup"):
-        config.write_bytes(Path(known["backup"]).read_bytes())
+        config.write_bytes(read_bytes(known["backup"]))
         Path(known["backup"]).unlink()
         message = f"{config}: restored from its backup, byte for byte"
     else:
