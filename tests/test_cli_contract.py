@@ -174,6 +174,10 @@ SERVICE_CASES = [
                                             "--port", "0", "--exit-after", "1"]),
     ("mcp", "unknown option", lambda f: ["mcp", "--skills", str(f["skills"]), "--bogus"]),
     ("mcp", "skills is a file", lambda f: ["mcp", "--skills", str(f["afile"])]),
+    ("serve", "bad idle time", lambda f: ["serve", "--skills", str(f["skills"]), "--idle-exit", "soon"]),
+    ("stop", "unknown option", lambda f: ["stop", "--bogus"]),
+    ("setup", "unknown harness", lambda f: ["setup", "cursor"]),
+    ("doctor", "unknown profile", lambda f: ["doctor", "--profile", "cursor"]),
 ]
 
 

@@ -21,7 +21,7 @@ from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from router.cli import evaluate, library, serve
+    from router.cli import doctor, evaluate, library, serve, setup
     from router.cli.common import OneLineParser
 
     parser = OneLineParser(
@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     library.register(commands)
     evaluate.register(commands)
     serve.register(commands)
+    setup.register(commands)
+    doctor.register(commands)
     parser.set_defaults(commands=commands.choices)
     return parser
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any
@@ -63,6 +64,8 @@ def register(commands: Any) -> None:
                    help="always return this skill, after the k routed ones (repeatable)")
     p.add_argument("--exclude", action="append", metavar="NAME", help="never return this skill (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--daemon", action="store_true", help="ask the library's warm server (started when none runs), "
+                                                         "as the prompt hook does")
     p.set_defaults(run=cmd_route)
 
     p = commands.add_parser("learn", help="add labelled requests as examples of their skills")
@@ -207,14 +210,18 @@ def cmd_index(args: Any) -> int:
 
 
 def cmd_route(args: Any) -> int:
-    router = skilled_router(args, route_above=0)
-    if args.queries:
-        if args.query:
-            raise ConfigError("give a request or --queries FILE, not both")
-        return _route_file(router, args)
-    query = read_query(args.query)
-    matches = router.rank(query, args.k)
-    report_notes(router.notes)
+    matches = _route_by_server(args) if getattr(args, "daemon", False) and not args.queries else None
+    if matches is not None:
+        query = read_query(args.query)
+    else:
+        router = skilled_router(args, route_above=0)
+        if args.queries:
+            if args.query:
+                raise ConfigError("give a request or --queries FILE, not both")
+            return _route_file(router, args)
+        query = read_query(args.query)
+        matches = router.rank(query, args.k)
+        report_notes(router.notes)
     if args.json:
         print_json([{"rank": m.rank, "id": m.id, "name": m.name, "score": round(m.score, 6),
                      "scores": {k: round(v, 6) for k, v in m.scores.items()}, "ranks": dict(m.ranks),
@@ -243,6 +250,27 @@ def cmd_route(args: Any) -> int:
         fitted = fit("signal columns: score (rank)")
     console.print(fitted.table)
     return 0
+
+
+def _route_by_server(args: Any) -> list[Any] | None:
+    """The matches the library's warm server gives (None for a library it shows whole, which is ranked here)."""
+    from types import SimpleNamespace
+
+    from router import daemon
+
+    query = read_query(args.query)
+    args.query = query  # read once: stdin cannot be read twice
+    if args.pin or args.exclude:
+        raise ConfigError("--daemon takes no --pin or --exclude: the warm server routes as the hook does")
+    library = daemon.Library.of(args.profile, os.getcwd(), skills=args.skills, catalog=args.catalog,
+                                config=args.config, model=args.model, index_dir=args.index_dir)
+    body: dict[str, Any] = {"query": query}
+    if args.k:
+        body["k"] = args.k
+    answer = daemon.ask(library, "/v1/route", body)
+    if not answer.get("routed"):
+        return None
+    return [SimpleNamespace(**m) for m in answer["matches"]]
 
 
 def _route_file(router: Any, args: Any) -> int:

@@ -34,8 +34,16 @@ def register(commands: Any) -> None:
     p.add_argument("--no-mcp", action="store_true", help="do not mount the MCP endpoint at /mcp")
     p.add_argument("--exit-after", type=float, metavar="SECONDS", help="stop after this many seconds (tests, "
                                                                        "benchmarks)")
+    p.add_argument("--idle-exit", type=duration, metavar="TIME", help="stop after this long without a request "
+                                                                      "(e.g. 30m, 90s, 2h)")
+    p.add_argument("--state-file", metavar="FILE", help="write the pid and port here once listening, and remove "
+                                                        "it on exit (what hooks find an auto-started server by)")
     _service_arguments(p)
     p.set_defaults(run=cmd_serve)
+
+    p = commands.add_parser("stop", help="stop the servers that hooks started by themselves")
+    p.add_argument("--key", help="stop only the server of this library key (as 'doctor' shows it)")
+    p.set_defaults(run=cmd_stop)
 
     p = commands.add_parser("mcp", help="serve the router as an MCP server on stdio")
     add_library_options(p)
@@ -71,6 +79,22 @@ def _service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="torch threads for embedding requests (default 1: batches are encoded one at a time, and "
                         "one thread keeps latency steady on a shared machine; 0 leaves torch's default)")
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(text: str) -> float:
+    """An argparse type: seconds, or a number followed by s, m or h (``30m``)."""
+    value = text.strip().lower()
+    scale = _UNITS.get(value[-1:], None)
+    try:
+        seconds = float(value[:-1] if scale else value) * (scale or 1.0)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"a time must be above 0, as seconds or with s, m or h (30m), got {text!r}")
+    return seconds
 
 
 def check_numbers(args: Any) -> None:
@@ -190,11 +214,15 @@ def cmd_serve(args: Any) -> int:
         raise
     from router.serve.schemas import MAX_BODY_BYTES
 
-    app = create_app(service, token=token, loopback=loopback, max_body=args.max_body or MAX_BODY_BYTES,
+    app: Any = create_app(service, token=token, loopback=loopback, max_body=args.max_body or MAX_BODY_BYTES,
                      mcp=not args.no_mcp, watch=watch)
     port = sock.getsockname()[1]
+    servers: list[Any] = []
+    if args.idle_exit:
+        app = IdleWatch(app, args.idle_exit, lambda: setattr(servers[0], "should_exit", True))
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=port, log_level="warning",
                                            access_log=False, timeout_graceful_shutdown=3))
+    servers.append(server)
     if args.exit_after:
         timer = threading.Timer(args.exit_after, lambda: setattr(server, "should_exit", True))
         timer.daemon = True
@@ -202,11 +230,76 @@ def cmd_serve(args: Any) -> int:
     shown = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
     print(f"skill-router serve: listening on http://{shown}:{port} (loading the library; GET /readyz)",
           file=sys.stderr, flush=True)
+    if args.state_file:
+        write_state_file(args, port)
     try:
         server.run(sockets=[sock])
     finally:
+        if args.state_file:
+            from router import daemon
+
+            daemon.remove_state(args.state_file, os.getpid())
         service.close()
         sock.close()
+    return 0
+
+
+def write_state_file(args: Any, port: int) -> None:
+    import time
+
+    from router import daemon
+
+    key = os.path.basename(args.state_file).removesuffix(".json")
+    old = daemon.read_state(args.state_file)
+    daemon.write_state(args.state_file, daemon.State(
+        pid=os.getpid(), port=port, host=args.host, token_file=os.path.abspath(args.token_file) if args.token_file
+        else None, key=old.key if old is not None else key, version=daemon.version(), started=time.time()))
+
+
+class IdleWatch:
+    """ASGI middleware that calls ``stop`` once no request has been under way for ``seconds``."""
+
+    def __init__(self, app: Any, seconds: float, stop: Any) -> None:
+        import time
+
+        self.app, self.seconds, self.stop = app, seconds, stop
+        self.busy = 0
+        self.last = time.monotonic()
+        watcher = threading.Thread(target=self._watch, daemon=True, name="skill-router-idle")
+        watcher.start()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import time
+
+        if scope.get("type") != "http":
+            return await self.app(scope, receive, send)
+        self.busy += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.busy -= 1
+            self.last = time.monotonic()
+
+    def _watch(self) -> None:
+        import time
+
+        while True:
+            time.sleep(min(self.seconds / 4, 5.0))
+            if not self.busy and time.monotonic() - self.last >= self.seconds:
+                print(f"skill-router serve: no request for {self.seconds:g} s: stopping", file=sys.stderr,
+                      flush=True)
+                self.stop()
+                return
+
+
+def cmd_stop(args: Any) -> int:
+    from router import daemon
+
+    stopped = daemon.stop_all(args.key)
+    for state in stopped:
+        print(f"stopped the server for {state.key} (pid {state.pid}, port {state.port})")
+    if not stopped:
+        print("no auto-started server was running")
     return 0
 
 

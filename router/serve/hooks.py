@@ -140,8 +140,9 @@ class _Parser(argparse.ArgumentParser):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("harness", metavar="HARNESS", help="whose UserPromptSubmit JSON comes on stdin (a profile "
                                                            "with a prompt hook)")
-    parser.add_argument("--url", default=os.environ.get("SKILL_ROUTER_URL", DEFAULT_URL),
-                        help=f"the running 'skill-router serve' (default {DEFAULT_URL} or $SKILL_ROUTER_URL)")
+    parser.add_argument("--url", default=os.environ.get("SKILL_ROUTER_URL") or None,
+                        help="a running 'skill-router serve' to ask (default $SKILL_ROUTER_URL; without either, the "
+                             "library's own warm server, started when none runs)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"the whole hook's time budget (default {DEFAULT_BUDGET_S})")
     parser.add_argument("--token-file", metavar="FILE", help="bearer token of a server started with --token-file")
@@ -154,6 +155,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="router parameters for the in-process fallback")
     parser.add_argument("--model", metavar="NAME_OR_PATH", help=argparse.SUPPRESS)
     parser.add_argument("--index-dir", metavar="DIR", help="index folder for the in-process fallback")
+    parser.add_argument("--no-start", action="store_true", help="never start a warm server")
 
 
 class _Unreachable(Exception):
@@ -164,6 +166,10 @@ class _Late(Exception):
     """The deadline came before the server's answer did."""
 
 
+class _NotReady(Exception):
+    """The server answered 503: still loading its library, or busy."""
+
+
 def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: float, token: str | None) -> str:
     """The context the server gives for this payload ('' for none), by ``deadline`` (a :func:`time.monotonic`
     time) at the latest: connecting, sending and every read get only what is left of it."""
@@ -172,6 +178,8 @@ def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: flo
     if token:
         headers["Authorization"] = f"Bearer {token}"
     status, data = _post(url, f"/v1/hooks/{harness}", body, headers, deadline)
+    if status == 503:
+        raise _NotReady(f"the server at {url} is not ready (HTTP 503)")
     if status != 200:
         raise HookError(f"the server at {url} answered HTTP {status}{_error_of(data)}")
     try:
@@ -303,6 +311,30 @@ def _content_length(head: bytes, url: str) -> int | None:
     return None
 
 
+def library_of(args: argparse.Namespace, cwd: str) -> Any:
+    """The library this hook routes against (:class:`router.daemon.Library`): the options', else the harness's own
+    skills as its discovery finds them from ``cwd``, with the harness's profile."""
+    from router import daemon
+
+    return daemon.Library.of(args.profile or args.harness, cwd, skills=args.skills, catalog=args.catalog,
+                             config=args.config, model=args.model, index_dir=args.index_dir)
+
+
+def not_prepared(library: Any, index_dir: str) -> str | None:
+    """Why routing in-process would not fit a prompt's budget (no index built yet, no ONNX export of the model),
+    or None when it would: building an index or exporting the model is 'setup''s or the server's work."""
+    if not os.path.isfile(os.path.join(index_dir, "manifest.json")):
+        return "its index is not built yet"
+    try:
+        from indexes.onnx_encoder import MANIFEST, export_dir
+
+        if not (export_dir(library.model) / MANIFEST).exists():
+            return "the model's ONNX export is not made yet"
+    except Exception as exc:
+        return f"the model's ONNX export cannot be used ({_one_line(str(exc))})"
+    return None
+
+
 def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
     """The router of the in-process fallback: the library ``skill-router`` reads from ``cwd``
     (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads from the
@@ -320,6 +352,13 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Route
     if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
     return Router.from_spec(spec, find_config(args.config).with_(model=args.model))
+
+
+def in_process_options(args: argparse.Namespace, library: Any) -> argparse.Namespace:
+    """``args`` naming ``library`` as the warm server for it is started (its paths absolute, its config found in
+    its working folder): the in-process fallback then reads the same library, config and index as that server."""
+    return argparse.Namespace(**{**vars(args), "skills": list(library.skills) or None, "catalog": library.catalog,
+                                 "config": library.config, "index_dir": library.index_dir})
 
 
 def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: str) -> str:
@@ -381,10 +420,18 @@ def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, st
             stdout.write(json.dumps(hook_output(context)) + "\n")
             stdout.flush()
     except HookError as exc:
-        _say(stderr, str(exc))
+        _failed(args, stderr, str(exc))
     except Exception as exc:  # a hook must never break a prompt, whatever went wrong
-        _say(stderr, f"{type(exc).__name__}: {exc}")
+        _failed(args, stderr, f"{type(exc).__name__}: {exc}")
     return 0
+
+
+def _failed(args: argparse.Namespace, stderr: Any, message: str) -> None:
+    """Say why on stderr, and keep one line in the failure log that 'skill-router doctor' reads."""
+    _say(stderr, message)
+    from router import daemon
+
+    daemon.record_failure(args.harness, _one_line(message))
 
 
 def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dict[str, Any]) -> str:
@@ -400,25 +447,65 @@ def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dic
     prompt = prompt_of(payload)
     if not prompt.strip():
         return ""
-    token = _read_token(args.token_file)
-    outcome["late"] = lambda budget: f"the server at {args.url} did not answer within the {budget:g} s budget"
-    try:
-        context = ask_server(args.url, args.harness, payload, deadline, token)
-    except _Unreachable as exc:
-        if args.no_fallback:
-            raise HookError(f"no server at {args.url} ({exc})") from None
-        outcome["late"] = lambda budget: (f"no server at {args.url}, and routing in-process did not finish within "
-                                          f"the {budget:g} s budget: start 'skill-router serve' for fast hooks")
-        given = payload.get("cwd")
+    given = payload.get("cwd")
+    library = library_of(args, given if isinstance(given, str) and os.path.isdir(given) else os.getcwd())
+    if args.url:
+        token = _read_token(args.token_file)
+        outcome["late"] = lambda budget: f"the server at {args.url} did not answer within the {budget:g} s budget"
         try:
-            context = route_in_process(args.harness, prompt, args, given if isinstance(given, str) else os.getcwd())
-        except HookError:
-            raise
-        except Exception as error:
-            raise HookError(f"no server at {args.url}; in-process routing failed: {error}") from None
+            context = ask_server(args.url, args.harness, payload, deadline, token)
+        except (_Unreachable, _NotReady) as exc:
+            if args.no_fallback:
+                raise HookError(f"no server at {args.url} ({exc})") from None
+            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}")
+    else:
+        context = _warm(args, payload, prompt, library, deadline, outcome)
     if len(context) > MAX_CONTEXT_CHARS:
         raise HookError(f"context of {len(context)} characters is over the {MAX_CONTEXT_CHARS} limit")
     return context
+
+
+def _warm(args: argparse.Namespace, payload: Mapping[str, Any], prompt: str, library: Any, deadline: float,
+          outcome: dict[str, Any]) -> str:
+    """The library's warm server's answer; when none answers, one is started and this prompt is answered
+    in-process (when the library is prepared for that), else gets nothing."""
+    from router import daemon
+
+    state = daemon.live_state(library)
+    why = "no warm server was running"
+    if state is not None and state.url:
+        outcome["late"] = lambda budget: f"the warm server at {state.url} did not answer within the {budget:g} s budget"
+        token = daemon.read_token(state.token_file) if state.token_file else None
+        try:
+            return ask_server(state.url, args.harness, payload, deadline, token)
+        except (_Unreachable, _NotReady) as exc:
+            why = str(exc)
+    elif state is not None:
+        why = "the warm server is starting"
+    if state is None and not args.no_start:
+        state, started = daemon.start(library)
+        if started:
+            why += f" (started one: pid {state.pid if state else '?'}, log {daemon.log_file(library)})"
+    if args.no_fallback:
+        raise HookError(why)
+    return _in_process(args, prompt, library, outcome, why)
+
+
+def _in_process(args: argparse.Namespace, prompt: str, library: Any, outcome: dict[str, Any], why: str) -> str:
+    from router import daemon
+
+    reason = not_prepared(library, daemon.index_folder(library))
+    if reason is not None:
+        raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
+                        f"'skill-router setup {args.harness}' once")
+    outcome["late"] = lambda budget: (f"{why}, and routing in-process did not finish within the {budget:g} s "
+                                      "budget")
+    try:
+        return route_in_process(args.harness, prompt, in_process_options(args, library), library.cwd)
+    except HookError:
+        raise
+    except Exception as error:
+        raise HookError(f"{why}; in-process routing failed: {error}") from None
 
 
 def _say(stderr: Any, message: str) -> None:

@@ -1,0 +1,178 @@
+"""The warm server a hook starts by itself: one per library (even when hooks fire at once), found through its
+state file, guarded by a token, replaced when stale, gone after ``stop`` or its idle time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from router import daemon
+from router.cli.serve import duration
+from serve_support import copy_bundled
+
+HEADER = "Skills most relevant to this request (skill-router):"
+
+
+@pytest.fixture(scope="module")
+def onnx(encoder: object) -> object:
+    """The bundled model's export in the user cache (what `skill-router setup` makes), made once."""
+    from indexes.onnx_export import ensure_onnx_encoder
+
+    return ensure_onnx_encoder(encoder)
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with the bundled skills under .claude/skills, an empty HOME and its own run folder."""
+    project = tmp_path / "project"
+    copy_bundled(project / ".claude" / "skills")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "run").mkdir()
+    # the model's ONNX export stays where the onnx fixture made it
+    monkeypatch.setenv("XDG_CACHE_HOME", os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.delenv("SKILL_ROUTER_URL", raising=False)
+    yield project
+    daemon.stop_all()
+
+
+def library(project: Path) -> daemon.Library:
+    return daemon.Library.of("claude-code", str(project), index_dir=str(project.parent / "index"))
+
+
+def hook(project: Path, prompt: str, *options: str) -> subprocess.CompletedProcess[str]:
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": str(project), "session_id": "s"}
+    return subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--index-dir",
+                           str(project.parent / "index"), "--timeout", "5", *options], input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=60, cwd=str(project), env=dict(os.environ))
+
+
+def test_a_library_is_named_by_its_profile_folder_and_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    one = daemon.Library.of("claude-code", str(tmp_path / "a"), skills=["s"])
+    assert one.skills == (str(tmp_path / "a" / "s"),)
+    assert one.key == daemon.Library.of("claude-code", str(tmp_path / "a" / "."), skills=[str(tmp_path / "a/s")]).key
+    assert one.key != daemon.Library.of("claude-code", str(tmp_path / "b"), skills=["s"]).key
+    assert one.key != daemon.Library.of("codex", str(tmp_path / "a"), skills=["s"]).key
+    assert one.key.startswith("claude-code-") and len(one.key) == len("claude-code-") + 16
+    assert daemon.index_folder(one) == str(tmp_path / "cache" / "skill-router" / "index" / one.key)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30m", 1800.0), ("90s", 90.0), ("2h", 7200.0), ("45", 45.0)])
+def test_idle_times_read_with_units(text: str, seconds: float) -> None:
+    assert duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "-5m", "soon", "m"])
+def test_a_time_that_cannot_work_is_refused(text: str) -> None:
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError, match="a time must be above 0"):
+        duration(text)
+
+
+@pytest.mark.model
+def test_hooks_fired_at_once_start_exactly_one_server_that_later_prompts_use(world: Path, onnx: object) -> None:
+    done: list[subprocess.CompletedProcess[str]] = []
+    threads = [threading.Thread(target=lambda: done.append(hook(world, "will it rain in Lyon this weekend?")))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [d.returncode for d in done] == [0, 0, 0, 0]
+    [(path, state)] = daemon.states()
+    assert path == daemon.state_file(library(world)) and daemon.alive(state.pid)
+    servers = [p for p in os.listdir("/proc") if p.isdigit() and daemon.alive(int(p))
+               and daemon.state_file(library(world)).encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert servers == [str(state.pid)]
+    ready = daemon.wait_ready(library(world), 60)
+    assert ready is not None and ready.port and ready.version == daemon.version()
+    answered = hook(world, "will it rain in Lyon this weekend?", "--no-fallback")  # only the server can answer this one
+    assert answered.stdout, answered.stderr + Path(daemon.log_file(library(world))).read_text()
+    context = json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.splitlines()[0] == HEADER
+    assert context.splitlines()[1].startswith("- weather-forecast: Give the weather forecast for a place over")
+    stopped = daemon.stop_all()
+    assert [s.pid for s in stopped] == [state.pid] and not daemon.alive(state.pid) and daemon.states() == []
+    after = hook(world, "will it rain in Lyon this weekend?", "--no-fallback")
+    assert after.stdout == "" and "no warm server was running (started one: pid" in after.stderr
+    [(_, again)] = daemon.states()
+    assert again.pid != state.pid and daemon.wait_ready(library(world), 60) is not None
+
+
+@pytest.mark.model
+def test_an_auto_started_server_wants_the_token_and_listens_on_loopback_only(world: Path, onnx: object) -> None:
+    state, started = daemon.start(library(world))
+    assert started and state is not None
+    ready = daemon.wait_ready(library(world), 60)
+    assert ready is not None and ready.host == "127.0.0.1"
+    token_file = Path(daemon.token_file())
+    assert token_file.stat().st_mode & 0o777 == 0o600 and len(daemon.read_token(str(token_file)) or "") == 64
+    body = {"hook_event_name": "UserPromptSubmit", "prompt": "write a commit message", "session_id": "s"}
+    url = f"{ready.url}/v1/hooks/claude-code"
+    assert httpx.post(url, json=body).status_code == 401
+    assert httpx.post(url, json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    good = httpx.post(url, json=body, headers=daemon.auth_headers(ready))
+    assert good.status_code == 200 and "git-commit-messages" in good.json()["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_stale_state_file_is_replaced(world: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    lib = library(world)
+    daemon.write_state(daemon.state_file(lib), daemon.State(pid=gone.pid, port=1, token_file=None, key=lib.key,
+                                                            version=daemon.version(), started=0.0))
+    assert daemon.live_state(lib) is None
+    state, started = daemon.start(lib)
+    assert started and state is not None and state.pid != gone.pid and daemon.alive(state.pid)
+    assert daemon.read_state(daemon.state_file(lib)).pid == state.pid  # type: ignore[union-attr]
+    # a server of another version is stopped and replaced
+    daemon.write_state(daemon.state_file(lib), daemon.State(pid=state.pid, port=None, token_file=None, key=lib.key,
+                                                            version="0.0.0-old", started=0.0))
+    newer, started = daemon.start(lib)
+    assert started and newer is not None and newer.pid != state.pid and not daemon.alive(state.pid)
+
+
+def test_a_hook_that_finds_the_lock_taken_starts_nothing(world: Path) -> None:
+    import fcntl
+
+    lib = library(world)
+    os.makedirs(daemon.run_folder(), exist_ok=True)
+    with open(os.path.join(daemon.run_folder(), f"{lib.key}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert daemon.start(lib) == (None, False)
+    assert daemon.states() == []
+
+
+@pytest.mark.model
+def test_an_idle_server_exits_and_removes_its_state(world: Path, onnx: object) -> None:
+    lib = library(world)
+    state, _ = daemon.start(lib, idle_exit_s=2)
+    assert state is not None and daemon.wait_ready(lib, 60) is not None
+    deadline = time.monotonic() + 30
+    while daemon.alive(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not daemon.alive(state.pid) and daemon.states() == []
+    assert "no request for 2 s: stopping" in Path(daemon.log_file(lib)).read_text()
+
+
+def test_each_failure_is_one_line_in_the_log_doctor_reads(world: Path) -> None:
+    done = hook(world, "route me", "--no-start", "--no-fallback")
+    assert done.returncode == 0 and done.stdout == ""
+    [failure] = daemon.failures()
+    assert failure["harness"] == "claude-code" and failure["message"] == "no warm server was running"
+    for n in range(daemon.MAX_FAILURES + 50):
+        daemon.record_failure("codex", f"failure {n}")
+    assert len(Path(daemon.failure_log()).read_text().splitlines()) == daemon.MAX_FAILURES
+    assert [f["message"] for f in daemon.failures(2)] == [f"failure {daemon.MAX_FAILURES + 48}",
+                                                          f"failure {daemon.MAX_FAILURES + 49}"]
