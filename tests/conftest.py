@@ -1,5 +1,6 @@
 """Fixtures the test modules share, and the ``model`` marker.
 
+- every test runs with ``XDG_RUNTIME_DIR`` in a folder of the test run (warm-server state, tokens, hook failures);
 - ``write_skill(root, folder, description)``: one SKILL.md (a helper, imported: ``from conftest import write_skill``);
 - ``encoder``: the real bundled model, once per session;
 - ``bundled``: a built router over the bundled library (genkit, always routed), once per module;
@@ -27,6 +28,19 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "skills"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_runtime_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Warm-server state files, tokens and the hook's failure log (router.daemon) go to a folder of the test run,
+    never the user's own runtime folder."""
+    old = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = old
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -64,7 +64,11 @@ def test_a_library_is_named_by_its_profile_folder_and_options(tmp_path: Path, mo
     assert one.key != daemon.Library.of("claude-code", str(tmp_path / "b"), skills=["s"]).key
     assert one.key != daemon.Library.of("codex", str(tmp_path / "a"), skills=["s"]).key
     assert one.key.startswith("claude-code-") and len(one.key) == len("claude-code-") + 16
-    assert daemon.index_folder(one) == str(tmp_path / "cache" / "skill-router" / "index" / one.key)
+    # the folder every command uses for that library, so 'skill-router index' prepares what the hook reads
+    from router.spec import LibrarySpec
+
+    assert daemon.index_folder(one) == LibrarySpec.create([str(tmp_path / "a" / "s")], profile="claude-code",
+                                                          cwd=str(tmp_path / "a")).index_folder
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("30m", 1800.0), ("90s", 90.0), ("2h", 7200.0), ("45", 45.0)])
