@@ -48,7 +48,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router import __version__
+from router.version import package_version
 from router.errors import (CatalogError, ConfigError, ModelError, SkillNotFoundError,
                            SkillRouterError, SkillToolError)
 from router.serve import hooks
@@ -599,7 +599,7 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
         finally:
             stop.set()
 
-    app = FastAPI(title="skill-router", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+    app = FastAPI(title="skill-router", version=package_version(), lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Route a request to the few agent skills that matter.")
     add_error_handlers(app)
     record = _Recorder(service)

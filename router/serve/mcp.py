@@ -58,7 +58,7 @@ def build_mcp(service: Service) -> Any:
     from mcp.shared.exceptions import MCPError
     from mcp.types import ListResourcesResult, Resource, ResourceTemplate, ToolAnnotations
 
-    from router import __version__
+    from router.version import package_version
 
     spaces = mcp_extension.Spaces()
 
@@ -116,7 +116,7 @@ def build_mcp(service: Service) -> Any:
             return await super().get_prompt(name, arguments, context)
 
     hint = CacheHint(ttl_ms=mcp_skills.TTL_MS, scope=mcp_skills.CACHE_SCOPE)
-    server = Server("skill-router", instructions=INSTRUCTIONS, version=__version__,
+    server = Server("skill-router", instructions=INSTRUCTIONS, version=package_version(),
                     extensions=[mcp_extension.skills_extension(service, spaces)],
                     cache_hints={"resources/list": hint, "resources/read": hint, "resources/templates/list": hint})
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
