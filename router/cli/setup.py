@@ -201,12 +201,9 @@ def _dump(value: dict[str, Any]) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_settings(path: Path, value: dict[str, Any]) -> str:
-    """Merge-write ``value`` into ``path`` (what it said before backed up once, byte for byte); what happened."""
-    before, _ = _read_json(path)
-    data = _dump(value)
-    if before == data:
-        return f"{path}: already set up, unchanged"
+def backed_up(path: Path, before: bytes | None) -> tuple[Path, dict[str, Any]]:
+    """The record of what setup wrote to ``path`` and how to undo it: the one already kept when ``path`` still
+    holds what setup last wrote, else a new one, with what ``path`` held (``before``) backed up byte for byte."""
     record = record_path(path)
     known = json.loads(read_text(record)) if record.is_file() else None
     if known is None or known.get("written") != (_sha(before) if before is not None else None):
@@ -215,6 +212,16 @@ def write_settings(path: Path, value: dict[str, Any]) -> str:
             backup = path.with_name(path.name + ".skill-router-backup")
             backup.write_bytes(before)
         known = {"path": str(path), "existed": before is not None, "backup": str(backup) if backup else None}
+    return record, known
+
+
+def write_settings(path: Path, value: dict[str, Any]) -> str:
+    """Merge-write ``value`` into ``path`` (what it said before backed up once, byte for byte); what happened."""
+    before, _ = _read_json(path)
+    data = _dump(value)
+    if before == data:
+        return f"{path}: already set up, unchanged"
+    record, known = backed_up(path, before)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".skill-router-tmp")
     temporary.write_bytes(data)
@@ -315,14 +322,7 @@ def trust_codex_hook(binary: str | None, cwd: Path) -> tuple[str, bool]:
     if not added:
         return f"{config}: the hook is already trusted", True
     before = read_bytes(config) if config.is_file() else None
-    record = record_path(config)
-    known = json.loads(read_text(record)) if record.is_file() else None
-    if known is None or known.get("written") != (_sha(before) if before is not None else None):
-        backup = None
-        if before is not None:
-            backup = config.with_name(config.name + ".skill-router-backup")
-            backup.write_bytes(before)
-        known = {"path": str(config), "existed": before is not None, "backup": str(backup) if backup else None}
+    record, known = backed_up(config, before)
     data = (text + ("\n" if text and not text.endswith("\n") else "") + "".join(added)).encode("utf-8")
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_bytes(data)
