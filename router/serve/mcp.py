@@ -23,7 +23,7 @@ past it fails with a tool error naming the deadline, and the other tools and the
 # No "from __future__ import annotations": the SDK reads the tools' annotations, which name local imports.
 
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Callable, Iterable, TypedDict, TypeVar
 
 from pydantic import Field
 
@@ -34,6 +34,24 @@ from router.serve.schemas import (MAX_K, MAX_NAME_CHARS, MAX_TEXT_CHARS, LoadedS
                                   SkillHit)
 from router.serve.payload import DeadlineExceeded
 from router.serve.service import Busy, NotReady, Service
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp_types import CallToolResult, GetPromptResult, InputRequiredResult, PaginatedRequestParams
+    from pydantic import AnyUrl, ValidationError
+
+    from router.routing import Router
+    from router.skill import Skill
+
+T = TypeVar("T")
+
+
+class FileText(TypedDict):
+    """A file of a skill, read as text."""
+
+    size: int
+    content: str
 
 MAX_FILE_BYTES = 1 << 20
 INSTRUCTIONS = (
@@ -48,7 +66,7 @@ PROMPT = "use_skills_for"
 PROMPT_NONE = "No skill of this library fits this request: go ahead without one."
 
 
-def build_mcp(service: Service) -> Any:
+def build_mcp(service: Service) -> "MCPServer":
     """An MCPServer whose tools, resources, prompt and Skills extension answer from ``service``'s current router."""
     from mcp.server import MCPServer
     from mcp.server.caching import CacheHint
@@ -62,7 +80,7 @@ def build_mcp(service: Service) -> Any:
 
     spaces = mcp_extension.Spaces()
 
-    async def in_pool(fn: Any) -> Any:
+    async def in_pool(fn: Callable[[], T]) -> T:
         """``fn()`` in the worker pool under the deadline; any refusal is a JSON-RPC error naming it."""
         try:
             return await service.bounded(service.run(fn))
@@ -72,7 +90,8 @@ def build_mcp(service: Service) -> Any:
             raise MCPError(code=-32603, message=f"{exc}; try again shortly") from None
 
     class Server(MCPServer):
-        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        async def call_tool(self, name: str, arguments: dict[str, object], context: Context | None = None
+                            ) -> "CallToolResult | InputRequiredResult":
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -81,19 +100,21 @@ def build_mcp(service: Service) -> Any:
                 raise ToolError(model_message(name, exc)) from exc.__cause__
 
         # resources/list pages through every skill file (the SDK's own handler has no cursor).
-        async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        async def _handle_list_resources(self, ctx: "ServerRequestContext", params: "PaginatedRequestParams | None"
+                                         ) -> ListResourcesResult:
             cursor = getattr(params, "cursor", None)
             resources, next_cursor = await in_pool(lambda: mcp_extension.resources_page(spaces.of(service.router),
                                                                                      cursor))
             return ListResourcesResult(resources=[Resource.model_validate(r) for r in resources],
                                        next_cursor=next_cursor)
 
-        async def list_resource_templates(self) -> list[Any]:
+        async def list_resource_templates(self) -> list[ResourceTemplate]:
             return [ResourceTemplate(uri_template="skill://{+path}", name="skill-file", title="A file of a skill",
                                      description="skill://<skill-path>/SKILL.md is a skill's instructions; its "
                                                  "other files sit beside it at their paths in the skill folder")]
 
-        async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        async def read_resource(self, uri: "AnyUrl | str", context: Context | None = None
+                                ) -> "Iterable[ReadResourceContents] | InputRequiredResult":
             data, mime = await in_pool(lambda: spaces.of(service.router).read(str(uri)))
             if b"\x00" not in data:
                 try:
@@ -102,7 +123,8 @@ def build_mcp(service: Service) -> Any:
                     pass
             return [ReadResourceContents(content=data, mime_type=mime)]  # sent as a base64 blob
 
-        async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        async def get_prompt(self, name: str, arguments: dict[str, object] | None = None,
+                             context: Context | None = None) -> "GetPromptResult | InputRequiredResult":
             if name != PROMPT:
                 raise MCPError(code=-32602, message=f"there is no prompt named {name[:100]!r}: the prompt is "
                                                     f"{PROMPT}, with the argument 'request'")
@@ -128,20 +150,20 @@ def build_mcp(service: Service) -> Any:
         except Exception:  # outside a request (direct calls in tests)
             return None
 
-    def current() -> Any:
+    def current() -> "Router":
         try:
             return service.router
         except NotReady as exc:
             raise ToolError(str(exc)) from None
 
-    async def work(fn: Any, error: type[Exception] = ToolError) -> Any:
+    async def work(fn: Callable[[], T], error: type[Exception] = ToolError) -> T:
         """``fn()`` in the worker pool, under the deadline; a deadline or a busy server is a tool error."""
         try:
             return await service.bounded(service.run(fn))
         except (DeadlineExceeded, Busy) as exc:
             raise error(str(exc)) from None
 
-    def find(router: Any, name: str) -> Any:
+    def find(router: "Router", name: str) -> "Skill":
         skill = router.registry.lookup(name)
         if skill is None:
             import difflib
@@ -152,7 +174,7 @@ def build_mcp(service: Service) -> Any:
                             "load_skill with one of the names it returns.")
         return skill
 
-    async def explain_bad_params(ctx: Any, call_next: Any) -> Any:
+    async def explain_bad_params(ctx: "ServerRequestContext", call_next: "CallNext") -> "HandlerResult":
         """Params the SDK's own validation refuses get a message naming each bad field, not "Invalid request
         parameters"."""
         from pydantic import ValidationError
@@ -185,7 +207,7 @@ def build_mcp(service: Service) -> Any:
                 service.decision_log.routed(request_id, "mcp", query, routing, k=k, session=session)
             no_skill = bool(getattr(routing, "no_skill", False))  # router.abstain: nothing fits, say so
             by_id = {} if no_skill else {s.id: s for s in routing.shown}
-            pairs: list[tuple[Any, float | None]]
+            pairs: list[tuple[Skill, float | None]]
             if routing.routed:
                 pairs = [(by_id[m.id], float(m.score)) for m in routing.matches if m.id in by_id]
             else:
@@ -231,7 +253,7 @@ def build_mcp(service: Service) -> Any:
         return await work(lambda: SkillFile(name=skill.name, path=path, **_read_confined(skill, path, ToolError)))
 
     @server.prompt(name=PROMPT, title="Use the skills for a request")
-    async def use_skills_for(request: str, ctx: Context | None = None) -> list[dict[str, Any]]:
+    async def use_skills_for(request: str, ctx: Context | None = None) -> list[dict[str, object]]:
         """The skills that fit a request, as the harness lists them, then the request."""
         try:
             router, routing, _ = await service.bounded(service.route(request))
@@ -256,7 +278,7 @@ _CALLS = {
 }
 
 
-def params_message(method: str, exc: Any) -> str:
+def params_message(method: str, exc: "ValidationError") -> str:
     """A refused ``params`` as one line: each bad field and what was wrong with it."""
     problems = []
     for error in exc.errors(include_url=False)[:5]:
@@ -291,7 +313,7 @@ def model_message(tool: str, exc: Exception) -> str:
     return re.sub(r"\s*(?:For further information visit )?https?://\S+", "", text)
 
 
-def _read_confined(skill: Any, path: str, error: type[Exception]) -> dict[str, Any]:
+def _read_confined(skill: "Skill", path: str, error: type[Exception]) -> FileText:
     """The text of ``path`` inside ``skill``'s folder; ``error`` carries a message naming no server path."""
     from router.files import FileTooLargeError, NotRegularFileError, read_bytes
     from router.paths import resolve_skill_path

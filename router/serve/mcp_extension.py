@@ -29,9 +29,22 @@ import binascii
 import hashlib
 import json
 import threading
-from typing import Any, Mapping
+import weakref
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from router.serve.mcp_skills import CACHE_SCOPE, EXTENSION, TTL_MS, Entry, FileCache, SkillSpace, SkillsError
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.extension import Extension
+    from mcp.shared.exceptions import MCPError
+
+    from router.ranking import Routing
+    from router.routing import Router
+    from router.serve.service import Service
+
+#: A JSON object as this module builds it for the wire.
+JSONObject = dict[str, object]
 
 #: The ``_meta`` keys of ``skills/list`` params that rank the listing for a request.
 QUERY_META = "skill-router/query"
@@ -47,7 +60,7 @@ METHOD_NOT_FOUND = -32601
 # -- cursors ------------------------------------------------------------------------------------------------------
 def make_cursor(method: str, token: str, position: list[int], query: str | None = None) -> str:
     """An opaque cursor: which listing, of which library, from where (and for which request, when ranked)."""
-    body: dict[str, Any] = {"m": method, "t": token, "p": position}
+    body: JSONObject = {"m": method, "t": token, "p": position}
     if query is not None:
         body["q"] = _query_hash(query)
     return base64.urlsafe_b64encode(json.dumps(body, separators=(",", ":")).encode()).decode().rstrip("=")
@@ -92,13 +105,12 @@ class Spaces:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._router: Any = None  # a weak reference: a reload frees the old router, not this cache
+        # a weak reference: a reload frees the old router, not this cache
+        self._router: weakref.ref[Router] | None = None
         self._space: SkillSpace | None = None
         self._files = FileCache()
 
-    def of(self, router: Any) -> SkillSpace:
-        import weakref
-
+    def of(self, router: Router) -> SkillSpace:
         with self._lock:
             if self._router is not None and self._router() is router and self._space is not None:
                 return self._space
@@ -109,7 +121,7 @@ class Spaces:
 
 
 def skills_page(space: SkillSpace, cursor: object, order: list[Entry] | None = None,
-                query: str | None = None) -> dict[str, Any]:
+                query: str | None = None) -> JSONObject:
     """One page of ``skills/list``: every skill (``order`` None) or the ranked ones, whole entries only."""
     entries = list(space.skills) if order is None else order
     start = 0 if cursor is None else read_cursor(cursor, "skills/list", space.token, 1, query)[0]
@@ -120,17 +132,17 @@ def skills_page(space: SkillSpace, cursor: object, order: list[Entry] | None = N
             skills.append(space.skill_json(entry))
         except SkillsError:
             continue  # beyond the per-skill limits, or its SKILL.md went away: not served (skills/get says why)
-    out: dict[str, Any] = {"skills": skills, "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
+    out: JSONObject = {"skills": skills, "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
     if start + size < len(entries):
         out["nextCursor"] = make_cursor("skills/list", space.token, [start + size], query)
     return out
 
 
-def resources_page(space: SkillSpace, cursor: object) -> tuple[list[dict[str, Any]], str | None]:
+def resources_page(space: SkillSpace, cursor: object) -> tuple[list[JSONObject], str | None]:
     """One page of ``resources/list``: the files of every skill folder, folder by folder."""
     index, offset = [0, 0] if cursor is None else read_cursor(cursor, "resources/list", space.token, 2)
     size = PAGE_SIZES["resources/list"]
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     while index < len(space.entries) and len(out) < size:
         entry = space.entries[index]
         files = space.files(entry)
@@ -143,12 +155,12 @@ def resources_page(space: SkillSpace, cursor: object) -> tuple[list[dict[str, An
     return out, make_cursor("resources/list", space.token, [index, offset]) if more else None
 
 
-def directory_page(space: SkillSpace, uri: object, cursor: object) -> dict[str, Any]:
+def directory_page(space: SkillSpace, uri: object, cursor: object) -> JSONObject:
     """One page of ``resources/directory/read``."""
     children = space.directory(uri)
     start = 0 if cursor is None else read_cursor(cursor, "resources/directory/read", space.token, 1, str(uri))[0]
     size = PAGE_SIZES["resources/directory/read"]
-    out: dict[str, Any] = {"resources": children[start:start + size]}
+    out: JSONObject = {"resources": children[start:start + size]}
     if start + size < len(children):
         out["nextCursor"] = make_cursor("resources/directory/read", space.token, [start + size], str(uri))
     return out
@@ -174,7 +186,7 @@ def ranking_of(meta: Mapping[str, Any] | None, max_k: int, max_chars: int) -> tu
     return query, k
 
 
-def ranked_entries(space: SkillSpace, routing: Any) -> list[Entry]:
+def ranked_entries(space: SkillSpace, routing: Routing) -> list[Entry]:
     """The skills a routing shows, best first (pinned ones after the ranked), that are skills to the extension."""
     shown = {s.id: s for s in routing.shown}
     ordered = [shown[m.id] for m in routing.matches if m.id in shown] if routing.routed else []
@@ -184,20 +196,20 @@ def ranked_entries(space: SkillSpace, routing: Any) -> list[Entry]:
 
 
 # -- the extension ---------------------------------------------------------------------------------------------------
-def session_label(ctx: Any) -> str | None:
+def session_label(ctx: ServerRequestContext) -> str | None:
     try:
         return f"mcp-{id(ctx.session)}"
     except Exception:  # outside a request
         return None
 
 
-def as_mcp_error(exc: SkillsError) -> Any:
+def as_mcp_error(exc: SkillsError) -> MCPError:
     from mcp.shared.exceptions import MCPError
 
     return MCPError(code=exc.code, message=str(exc), data=exc.data)
 
 
-def require_modern(ctx: Any, method: str) -> None:
+def require_modern(ctx: ServerRequestContext, method: str) -> None:
     """The extension's methods answer at the protocol versions that can advertise it."""
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -209,7 +221,7 @@ def require_modern(ctx: Any, method: str) -> None:
                           {"method": method})
 
 
-def skills_extension(service: Any, spaces: Spaces) -> Any:
+def skills_extension(service: Service, spaces: Spaces) -> Extension:
     """The ``Extension`` serving ``skills/list``, ``skills/get`` and ``resources/directory/read``."""
     from mcp.server.extension import Extension, MethodBinding
     from mcp_types import RequestParams
@@ -235,7 +247,7 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
         uri: Any = None
         cursor: Any = None
 
-    async def answer(ctx: Any, method: str, work: Any) -> Any:
+    async def answer(ctx: ServerRequestContext, method: str, work: Callable[[], Awaitable[JSONObject]]) -> JSONObject:
         try:
             require_modern(ctx, method)
             try:
@@ -248,8 +260,8 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
     def space_now() -> SkillSpace:
         return spaces.of(service.router)
 
-    async def list_skills(ctx: Any, params: ListParams) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
+    async def list_skills(ctx: ServerRequestContext, params: ListParams) -> JSONObject:
+        async def work() -> JSONObject:
             query, k = ranking_of(params.meta, MAX_K, MAX_TEXT_CHARS)
             if query is None:
                 router = service.router
@@ -264,7 +276,7 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
                 raise
             request_id = new_request_id()
 
-            def build() -> dict[str, Any]:
+            def build() -> JSONObject:
                 space = spaces.of(router)
                 page = skills_page(space, params.cursor, ranked_entries(space, routing), query)
                 if service.decision_log is not None and params.cursor is None:
@@ -276,14 +288,14 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
 
         return await answer(ctx, "skills/list", work)
 
-    async def get_skill(ctx: Any, params: GetParams) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
+    async def get_skill(ctx: ServerRequestContext, params: GetParams) -> JSONObject:
+        async def work() -> JSONObject:
             name = params.name
             if params.uri is None and name is None:
                 raise SkillsError("skills/get needs params.uri, the URI of a skill's SKILL.md "
                                   "(skill://<skill-path>/SKILL.md, as skills/list gives it)")
 
-            def build() -> dict[str, Any]:
+            def build() -> JSONObject:
                 space = space_now()
                 entry = space.skill_at(params.uri) if params.uri is not None else space.skill_named(name)
                 return {"skill": space.skill_json(entry), "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
@@ -292,8 +304,8 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
 
         return await answer(ctx, "skills/get", work)
 
-    async def read_directory(ctx: Any, params: DirectoryParams) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
+    async def read_directory(ctx: ServerRequestContext, params: DirectoryParams) -> JSONObject:
+        async def work() -> JSONObject:
             if params.uri is None:
                 raise SkillsError("resources/directory/read needs params.uri, a skill folder (skill://<skill-path>) "
                                   "or one of its folders")
@@ -305,10 +317,10 @@ def skills_extension(service: Any, spaces: Spaces) -> Any:
     class Skills(Extension):
         identifier = EXTENSION
 
-        def settings(self) -> dict[str, Any]:
+        def settings(self) -> JSONObject:
             return {"directoryRead": True}
 
-        def methods(self) -> list[Any]:
+        def methods(self) -> list[MethodBinding]:
             return [MethodBinding("skills/list", ListParams, list_skills),
                     MethodBinding("skills/get", GetParams, get_skill),
                     MethodBinding("resources/directory/read", DirectoryParams, read_directory)]
