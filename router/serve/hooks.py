@@ -38,11 +38,14 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence, TextIO
 
 from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
 
 if TYPE_CHECKING:
+    import socket
+
+    from router.daemon import Library
     from router.profiles import Profile
     from router.ranking import Routing
     from router.routing import Router
@@ -111,14 +114,14 @@ def routing_context(harness: str, routing: Routing) -> str:
     return hook_context(harness, ordered)
 
 
-def hook_output(context: str) -> dict[str, Any]:
+def hook_output(context: str) -> dict[str, object]:
     """Exactly the documented output shape (Claude Code rejects any other key), or {} for nothing to add."""
     if not context:
         return {}
     return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
 
 
-def prompt_of(payload: Any) -> str:
+def prompt_of(payload: object) -> str:
     """The prompt of a ``UserPromptSubmit`` payload; '' for another event or an empty prompt."""
     if not isinstance(payload, Mapping):
         raise HookError(f"hook input must be a JSON object, got {type(payload).__name__}")
@@ -133,7 +136,7 @@ def prompt_of(payload: Any) -> str:
 
 # -- the command --------------------------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse exits 2, which Claude Code treats as "block the prompt"
+    def error(self, message: str) -> NoReturn:  # argparse exits 2, which Claude Code treats as "block the prompt"
         raise HookError(message)
 
 
@@ -170,7 +173,7 @@ class _NotReady(Exception):
     """The server answered 503: still loading its library, or busy."""
 
 
-def ask_server(url: str, harness: str, payload: Mapping[str, Any], deadline: float, token: str | None) -> str:
+def ask_server(url: str, harness: str, payload: Mapping[str, object], deadline: float, token: str | None) -> str:
     """The context the server gives for this payload ('' for none), by ``deadline`` (a :func:`time.monotonic`
     time) at the latest: connecting, sending and every read get only what is left of it."""
     body = json.dumps(payload).encode("utf-8")
@@ -258,7 +261,7 @@ def _post(url: str, path: str, body: bytes, headers: Mapping[str, str], deadline
         conn.close()
 
 
-def _read_answer(conn: Any, url: str, left: Any) -> tuple[int, bytes]:
+def _read_answer(conn: socket.socket, url: str, left: Callable[[], float]) -> tuple[int, bytes]:
     """Read an HTTP response from ``conn`` until its Content-Length (or the end of the connection)."""
     data = bytearray()
     head_end, length = -1, None
@@ -311,7 +314,7 @@ def _content_length(head: bytes, url: str) -> int | None:
     return None
 
 
-def library_of(args: argparse.Namespace, cwd: str) -> Any:
+def library_of(args: argparse.Namespace, cwd: str) -> Library:
     """The library this hook routes against (:class:`router.daemon.Library`): the options', else the harness's own
     skills as its discovery finds them from ``cwd``, with the harness's profile."""
     from router import daemon
@@ -320,7 +323,7 @@ def library_of(args: argparse.Namespace, cwd: str) -> Any:
                              config=args.config, model=args.model, index_dir=args.index_dir)
 
 
-def not_prepared(library: Any, index_dir: str) -> str | None:
+def not_prepared(library: Library, index_dir: str) -> str | None:
     """Why routing in-process would not fit a prompt's budget (no index built yet, no ONNX export of the model),
     or None when it would: building an index or exporting the model is 'setup''s or the server's work."""
     if not os.path.isfile(os.path.join(index_dir, "manifest.json")):
@@ -354,7 +357,7 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Route
     return Router.from_spec(spec, find_config(args.config).with_(model=args.model))
 
 
-def in_process_options(args: argparse.Namespace, library: Any) -> argparse.Namespace:
+def in_process_options(args: argparse.Namespace, library: Library) -> argparse.Namespace:
     """``args`` naming ``library`` as the warm server for it is started (its paths absolute, its config found in
     its working folder): the in-process fallback then reads the same library, config and index as that server."""
     return argparse.Namespace(**{**vars(args), "skills": list(library.skills) or None, "catalog": library.catalog,
@@ -377,7 +380,7 @@ def _read_token(path: str | None) -> str | None:
         or None
 
 
-def run(argv: Sequence[str], stdin: Any, stdout: Any, stderr: Any, *, started: float | None = None) -> int:
+def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, *, started: float | None = None) -> int:
     """Parse the hook's options and answer it; returns the exit status (always 0). Never raises."""
     started = time.monotonic() if started is None else started
     try:
@@ -390,7 +393,8 @@ def run(argv: Sequence[str], stdin: Any, stdout: Any, stderr: Any, *, started: f
     return answer(args, stdin, stdout, stderr, started=started)
 
 
-def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, started: float | None = None) -> int:
+def answer(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO, *,
+           started: float | None = None) -> int:
     """Read the hook JSON from ``stdin`` and print the hook output (or nothing); always returns 0.
 
     Everything from reading stdin to the in-process fallback runs in one worker thread, waited for until
@@ -426,7 +430,7 @@ def answer(args: argparse.Namespace, stdin: Any, stdout: Any, stderr: Any, *, st
     return 0
 
 
-def _failed(args: argparse.Namespace, stderr: Any, message: str) -> None:
+def _failed(args: argparse.Namespace, stderr: TextIO, message: str) -> None:
     """Say why on stderr, and keep one line in the failure log that 'skill-router doctor' reads."""
     _say(stderr, message)
     from router import daemon
@@ -434,7 +438,7 @@ def _failed(args: argparse.Namespace, stderr: Any, message: str) -> None:
     daemon.record_failure(args.harness, _one_line(message))
 
 
-def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dict[str, Any]) -> str:
+def _context(args: argparse.Namespace, stdin: TextIO, deadline: float, outcome: dict[str, Any]) -> str:
     """The context to print ('' for none): the server's, else the in-process router's. ``outcome["late"]`` gives
     the message for what is under way, should the deadline come first."""
     raw = stdin.buffer.read(MAX_STDIN_BYTES + 1) if hasattr(stdin, "buffer") else stdin.read().encode()
@@ -465,7 +469,7 @@ def _context(args: argparse.Namespace, stdin: Any, deadline: float, outcome: dic
     return context
 
 
-def _warm(args: argparse.Namespace, payload: Mapping[str, Any], prompt: str, library: Any, deadline: float,
+def _warm(args: argparse.Namespace, payload: Mapping[str, object], prompt: str, library: Library, deadline: float,
           outcome: dict[str, Any]) -> str:
     """The library's warm server's answer; when none answers, one is started and this prompt is answered
     in-process (when the library is prepared for that), else gets nothing."""
@@ -491,7 +495,7 @@ def _warm(args: argparse.Namespace, payload: Mapping[str, Any], prompt: str, lib
     return _in_process(args, prompt, library, outcome, why)
 
 
-def _in_process(args: argparse.Namespace, prompt: str, library: Any, outcome: dict[str, Any], why: str) -> str:
+def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome: dict[str, Any], why: str) -> str:
     from router import daemon
 
     reason = not_prepared(library, daemon.index_folder(library))
@@ -508,7 +512,7 @@ def _in_process(args: argparse.Namespace, prompt: str, library: Any, outcome: di
         raise HookError(f"{why}; in-process routing failed: {error}") from None
 
 
-def _say(stderr: Any, message: str) -> None:
+def _say(stderr: TextIO, message: str) -> None:
     try:
         stderr.write(f"skill-router hook: {_one_line(message)}\n")
         stderr.flush()
