@@ -32,7 +32,7 @@ from router.conversation import conversation_text
 from router.errors import ConfigError, SkillNotFoundError, SkillRouterError
 from router.skill import Skill
 
-__all__ = ["MissingExtraError", "RouterServerError", "Shortlist", "Turn", "require"]
+__all__ = ["Adapter", "MissingExtraError", "RouterServerError", "Shortlist", "Turn", "require"]
 
 DEFAULT_TIMEOUT_S = 10.0
 #: What ``POST /v1/route`` accepts per message and per conversation (router.serve.schemas).
@@ -194,6 +194,22 @@ def tool_name(tool: Any) -> str:
 
 
 # -- where the routing happens ------------------------------------------------------------------------------------
+class Adapter:
+    """What every framework adapter holds: its :class:`Shortlist` (built from the same arguments) and the
+    :class:`Turn` it routed last (``last_turn``, None before the first)."""
+
+    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
+                 tools: Mapping[str, str] | None = None, token: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
+        self.last_turn: Turn | None = None
+
+    def route_turn(self, messages: Sequence[Mapping[str, Any]]) -> Turn:
+        """:meth:`Shortlist.route`, remembered as ``last_turn``."""
+        self.last_turn = self.shortlist.route(messages)
+        return self.last_turn
+
+
 class _Source:
     def route(self, user: list[Mapping[str, Any]], k: int | None, pin: Sequence[str]) -> Turn:
         raise NotImplementedError

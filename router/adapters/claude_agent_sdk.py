@@ -21,7 +21,7 @@ routed names (pinned ones included), so the session lists only those.
 
 from __future__ import annotations
 
-from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Adapter, Turn, require
 
 require(__name__, ["claude_agent_sdk"], "claude-agent-sdk")
 
@@ -43,7 +43,7 @@ MAX_PROMPTS = 20
 MAX_SESSIONS = 256
 
 
-class SkillRouterHook:
+class SkillRouterHook(Adapter):
     """The ``UserPromptSubmit`` hook callback and the options that install it (see the module docstring).
 
     ``router`` is a :class:`router.Router` or the URL of ``skill-router serve``; ``k`` and ``pin`` (skill names
@@ -52,8 +52,7 @@ class SkillRouterHook:
 
     def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (), token: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.shortlist = Shortlist(router, k=k, pin=pin, token=token, timeout=timeout)
-        self.last_turn: Turn | None = None
+        super().__init__(router, k=k, pin=pin, token=token, timeout=timeout)
         self._sessions: OrderedDict[str, list[str]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -66,9 +65,7 @@ class SkillRouterHook:
                 self._sessions.move_to_end(session)
                 while len(self._sessions) > MAX_SESSIONS:
                     self._sessions.popitem(last=False)
-        turn = self.shortlist.route([{"role": "user", "content": p} for p in [*earlier, prompt]])
-        self.last_turn = turn
-        return turn
+        return self.route_turn([{"role": "user", "content": p} for p in [*earlier, prompt]])
 
     def context(self, turn: Turn) -> str:
         """The ``additionalContext`` for a turn: the Claude Code hook's lines, '' when there is nothing to add."""

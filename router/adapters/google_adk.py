@@ -22,11 +22,11 @@ ADK's own skills interface is model-driven (the model writes the query of its ``
 
 from __future__ import annotations
 
-from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
+from router.adapters.base import DEFAULT_TIMEOUT_S, Adapter, Shortlist, Turn, require
 
 require(__name__, ["google.adk.agents", "google.genai.types"], "google-adk")
 
-from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
+from collections.abc import Iterable, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 from google.adk.agents.callback_context import CallbackContext  # noqa: E402
@@ -47,23 +47,16 @@ def conversation(contents: Sequence[types.Content]) -> list[dict[str, Any]]:
             for content in contents if content.role == "user"]
 
 
-class SkillRouterCallback:
+class SkillRouterCallback(Adapter):
     """A ``before_model_callback`` that routes each model call (see the module docstring).
 
     ``router`` is a :class:`router.Router` or the URL of ``skill-router serve``; ``k``, ``pin``, ``tools``,
     ``token`` and ``timeout`` are :class:`router.adapters.base.Shortlist`'s.
     """
 
-    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
-        self.last_turn: Turn | None = None
-
     def prepare(self, llm_request: LlmRequest) -> Turn:
         """Change ``llm_request`` in place for this turn; the turn it was routed to."""
-        turn = self.shortlist.route(conversation(llm_request.contents))
-        self.last_turn = turn
+        turn = self.route_turn(conversation(llm_request.contents))
         if not turn.active:
             return turn
         keeps = self.shortlist.keeps

@@ -18,11 +18,11 @@ counterpart of LangChain's ``LLMToolSelectorMiddleware``, which spends a model c
 
 from __future__ import annotations
 
-from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
+from router.adapters.base import Adapter, require
 
 require(__name__, ["langchain.agents.middleware", "langchain_core.messages"], "langchain")
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence  # noqa: E402
+from collections.abc import Awaitable, Callable, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
@@ -36,19 +36,12 @@ def conversation(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     return [{"role": "user" if m.type == "human" else m.type, "content": m.content} for m in messages]
 
 
-class SkillRouterMiddleware(AgentMiddleware):
+class SkillRouterMiddleware(Adapter, AgentMiddleware):
     """Routes each model call of a LangChain agent (see the module docstring).
 
     ``router`` is a :class:`router.Router` or the URL of ``skill-router serve``; ``k``, ``pin``, ``tools``,
     ``token`` and ``timeout`` are :class:`router.adapters.base.Shortlist`'s.
     """
-
-    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        super().__init__()
-        self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
-        self.last_turn: Turn | None = None
 
     @property
     def name(self) -> str:
@@ -56,8 +49,7 @@ class SkillRouterMiddleware(AgentMiddleware):
 
     def prepare(self, request: ModelRequest) -> ModelRequest:
         """The request the model gets: routed tools, the shown skills' catalogue in the system message."""
-        turn = self.shortlist.route(conversation(request.messages))
-        self.last_turn = turn
+        turn = self.route_turn(conversation(request.messages))
         if not turn.active:
             return request
         changes: dict[str, Any] = {"tools": self.shortlist.filter(request.tools, turn)}

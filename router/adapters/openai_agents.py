@@ -21,13 +21,13 @@ The SDK has two per-turn hooks and the adapter uses both (:mod:`router.adapters.
 
 from __future__ import annotations
 
-from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
+from router.adapters.base import Adapter, Turn, require
 
 require(__name__, ["agents"], "openai-agents")
 
 import dataclasses  # noqa: E402
 import inspect  # noqa: E402
-from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
+from collections.abc import Mapping, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 from agents import Agent, FunctionTool, RunConfig, RunContextWrapper  # noqa: E402
@@ -59,23 +59,15 @@ def conversation(items: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-class SkillRouterAgents:
+class SkillRouterAgents(Adapter):
     """Routes each turn of an Agents SDK run (see the module docstring).
 
     ``router`` is a :class:`router.Router` or the URL of ``skill-router serve``; ``k``, ``pin``, ``tools``,
     ``token`` and ``timeout`` are :class:`router.adapters.base.Shortlist`'s.
     """
 
-    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
-        self.last_turn: Turn | None = None
-
     def turn(self, items: Sequence[Any]) -> Turn:
-        turn = self.shortlist.route(conversation(items))
-        self.last_turn = turn
-        return turn
+        return self.route_turn(conversation(items))
 
     # -- tools ----------------------------------------------------------------------------------------------------
     def tools(self, tools: Sequence[Any]) -> list[Any]:

@@ -17,12 +17,12 @@ returns a callable, evaluated per request).
 
 from __future__ import annotations
 
-from router.adapters.base import DEFAULT_TIMEOUT_S, Shortlist, Turn, require
+from router.adapters.base import Adapter, Turn, require
 
 require(__name__, ["pydantic_ai.capabilities"], "pydantic-ai")
 
 import asyncio  # noqa: E402
-from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 from pydantic_ai import RunContext  # noqa: E402
@@ -51,18 +51,12 @@ def conversation(messages: Sequence[ModelMessage], prompt: Any = None) -> list[d
     return out
 
 
-class SkillRouterCapability(AbstractCapability[Any]):
+class SkillRouterCapability(Adapter, AbstractCapability[Any]):
     """Routes each step of a Pydantic AI agent (see the module docstring).
 
     ``router`` is a :class:`router.Router` or the URL of ``skill-router serve``; ``k``, ``pin``, ``tools``,
     ``token`` and ``timeout`` are :class:`router.adapters.base.Shortlist`'s.
     """
-
-    def __init__(self, router: Any, *, k: int | None = None, pin: Iterable[str] = (),
-                 tools: Mapping[str, str] | None = None, token: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.shortlist = Shortlist(router, k=k, pin=pin, tools=tools, token=token, timeout=timeout)
-        self.last_turn: Turn | None = None
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -70,8 +64,7 @@ class SkillRouterCapability(AbstractCapability[Any]):
 
     def turn(self, ctx: RunContext[Any]) -> Turn:
         """The routing of this step's conversation."""
-        turn = self.shortlist.route(conversation(ctx.messages, ctx.prompt))
-        self.last_turn = turn
+        turn = self.route_turn(conversation(ctx.messages, ctx.prompt))
         return turn
 
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
