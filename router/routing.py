@@ -397,9 +397,10 @@ class Router:
         scores = signals.score(texts, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
         if self._config.weights["passages"] > 0 and (found := self.passages) is not None:  # router.passages
-            scores["passages"] = found.scores_many(texts)
+            passages = registry()["passages"]  # its index is the router's, scored by the signal as the others are
+            scores["passages"] = passages.score(found, texts, vectors[:len(texts)], scores)
             if len(rows):
-                context["passages"] = found.scores_many(contexts)
+                context["passages"] = passages.score(found, contexts, vectors[len(texts):], context)
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)
 
     def fuse(self, scored: Scored, *, without: Iterable[str] = ()) -> np.ndarray:
