@@ -203,8 +203,21 @@ def quantiles(values: Sequence[float | None]) -> dict[str, Any]:
             "timed": len(found)}
 
 
+def outcome(printed: str | None, carried: bool, failures: int) -> str:
+    """``context`` (carried to the model), ``lost`` (the hook gave one that a request lacks), ``failed`` (nothing,
+    and the hook logged why) or ``abstained`` (nothing and no failure: the router found no skill that fits)."""
+    if carried:
+        return "context"
+    if printed:
+        return "lost"
+    return "failed" if failures else "abstained"
+
+
 def summary(prompts: list[dict[str, Any]]) -> dict[str, Any]:
+    ends = [p["outcome"] for p in prompts]
     return {"prompts": len(prompts), "carried": sum(p["carried"] for p in prompts),
+            "outcomes": {name: ends.count(name) for name in ("context", "abstained", "failed", "lost")},
+            "abstained": [p["id"] for p in prompts if p["outcome"] == "abstained"],
             "hook": quantiles([p["hook_ms"] for p in prompts]),
             "wall": quantiles([p["wall_ms"] for p in prompts]), "per_prompt": prompts, "load_average_after": load()}
 
@@ -318,6 +331,14 @@ class World:
             time.sleep(0.1)
         return None
 
+    def failures(self) -> int:
+        """Lines in the hook failure log (one a hook that printed nothing because something failed)."""
+        try:
+            with open(self.run_folder / "skill-router" / "hook-failures.log", encoding="utf-8") as log:
+                return sum(1 for _ in log)
+        except OSError:
+            return 0
+
     def stop(self) -> None:
         self.cli("stop", timeout=120)
 
@@ -376,8 +397,9 @@ def doctor_breaks(world: World, profile: str, index_folder: Path) -> dict[str, A
         finally:
             mending()
         added = sorted(set(found["failing"]) - set(baseline["failing"]))
-        out[name] = {**found, "added": added, "named": added == [step] and found["exit"] == 1,
-                     "fix": found["failing"].get(step, {}).get("fix")}
+        out[name] = {**found, "added": added, "named": step in added and found["exit"] == 1,
+                     "fix": found["failing"].get(step, {}).get("fix"), "step": step,
+                     "also_failing": [other for other in added if other != step]}
     return out
 
 
@@ -429,13 +451,15 @@ def library(skills: Path, every: int) -> int:
 
 # -- Claude Code ---------------------------------------------------------------------------------------------------
 def claude_prompt(binary: Path, world: World, prompt: tuple[str, str]) -> dict[str, Any]:
+    failures = world.failures()
     start = time.perf_counter()
     run = oracle_claude.run_claude(binary, world.home, world.cwd, prompt[1], env=world.hook_env())
     wall = (time.perf_counter() - start) * 1000
     context = claude_hook_context(run.debug)
-    hook = claude_hook_ms(run.debug)
-    return {"id": prompt[0], "carried": carries(run.main_requests, context), "skills": skill_names(context),
-            "hook_ms": hook, "wall_ms": round(wall), "exit": run.returncode}
+    carried = carries(run.main_requests, context)
+    return {"id": prompt[0], "carried": carried, "outcome": outcome(context, carried, world.failures() - failures),
+            "skills": skill_names(context), "hook_ms": claude_hook_ms(run.debug), "wall_ms": round(wall),
+            "exit": run.returncode}
 
 
 def claude_rows(binary: Path, root: Path, prompts: Sequence[tuple[str, str]], every: int,
@@ -515,14 +539,21 @@ def codex_rows(binary: Path, root: Path, prompts: Sequence[tuple[str, str]], eve
 
         done = []
         for prompt in prompts:
+            failures = world.failures()
             start = time.perf_counter()
             run = codex.exec(prompt[1])
             wall = (time.perf_counter() - start) * 1000
-            expected = hook_output(world, "codex", prompt[1])
-            after = after_prompt(run.requests, prompt[1])
-            done.append({"id": prompt[0], "carried": bool(expected) and carries(run.requests, expected)
-                         and after[:1] == [("developer", expected)], "skills": skill_names(expected),
-                         "hook_ms": codex_hook_ms(run.stderr), "wall_ms": round(wall), "exit": run.returncode})
+            failed = world.failures() - failures
+            expected = hook_output(world, "codex", prompt[1])  # what the hook gives this prompt, asked again
+            try:
+                after = run.after_prompt(prompt[1])
+            except (ValueError, IndexError, KeyError):  # no request, or one without the prompt
+                after = []
+            printed = after[0][1] if after and after[0][0] == "developer" and after[0][1].startswith(HEADER) else None
+            carried = bool(expected) and printed == expected and carries(run.requests, expected)
+            done.append({"id": prompt[0], "carried": carried, "outcome": outcome(printed, carried, failed),
+                         "skills": skill_names(printed), "hook_ms": codex_hook_ms(run.stderr),
+                         "wall_ms": round(wall), "exit": run.returncode})
         rows["codex_exec"] = summary(done)
         row = rows["codex_exec"]
         report(f"codex exec: {row['carried']}/{row['prompts']} carried, hook p50 {row['hook']['p50_ms']} / p99 "
@@ -544,16 +575,6 @@ def hook_output(world: World, harness: str, prompt: str) -> str | None:
     return context if isinstance(context, str) else None
 
 
-def after_prompt(requests: Sequence[Any], prompt: str) -> list[tuple[str, str]]:
-    """(role, text) of the input items after the user's prompt in the first model request."""
-    if not requests:
-        return []
-    items = [(item.get("role"), content["text"]) for item in requests[0].get("input") or []
-             if item.get("type") == "message" for content in item.get("content") or []
-             if content.get("type") == "input_text"]
-    return items[items.index(("user", prompt)) + 1:] if ("user", prompt) in items else []
-
-
 # -- the report ----------------------------------------------------------------------------------------------------
 def table(result: dict[str, Any]) -> str:
     lines = ["| measure | result | goal |", "|---|---|---|"]
@@ -561,8 +582,10 @@ def table(result: dict[str, Any]) -> str:
     def prompts_row(label: str, row: dict[str, Any] | None, key: str) -> None:
         if row is None:
             return
-        hook = row["hook"]
-        lines.append(f"| {label} | {row['carried']}/{row['prompts']} carried; hook p50 {hook['p50_ms']} / p99 "
+        hook, ends = row["hook"], row["outcomes"]
+        rest = [f"{ends[name]} {name}" for name in ("abstained", "failed", "lost") if ends[name]]
+        why = f" ({', '.join(rest)}{': ' + ', '.join(row['abstained']) if row['abstained'] else ''})" if rest else ""
+        lines.append(f"| {label} | {row['carried']}/{row['prompts']} carried{why}; hook p50 {hook['p50_ms']} / p99 "
                      f"{hook['p99_ms']} ms | {GOALS[key]} |")
 
     claude = result.get("claude-code") or {}
@@ -593,8 +616,10 @@ def table(result: dict[str, Any]) -> str:
             failing = ", ".join(found["failing"]) or "none"
             lines.append(f"| `doctor`, nothing broken | exit {found['exit']}; failing: {failing} | exit 0 |")
         else:
-            lines.append(f"| `doctor`, {name} | exit {found['exit']}; names {', '.join(found['added']) or 'nothing'}"
-                         f"; fix `{found['fix']}` | {GOALS['doctor']} |")
+            named = f"names {found['step']}" if found["named"] else f"does NOT name {found['step']}"
+            also = f" (then also {', '.join(found['also_failing'])})" if found["also_failing"] else ""
+            lines.append(f"| `doctor`, {name} | exit {found['exit']}; {named}{also}; fix `{found['fix']}` | "
+                         f"{GOALS['doctor']} |")
     return "\n".join(lines)
 
 
