@@ -1,6 +1,6 @@
 """Does the prompt hook reach the model through the real harnesses? 20 real ``claude -p`` and ``codex exec`` prompts.
 
-    .venv/bin/python benchmarks/hook_real.py                      # both harnesses, 20 prompts a row (~15 minutes)
+    .venv/bin/python benchmarks/hook_real.py                      # both harnesses, 20 prompts a row (~10 minutes)
     .venv/bin/python benchmarks/hook_real.py --harness codex --runs 40
     .venv/bin/python benchmarks/hook_real.py --quick --out /tmp/hook_real.json   # 2 prompts, ~115 skills
 
@@ -101,7 +101,7 @@ CLAUDE_SETTINGS = b'{"model": "sonnet",\n "hooks": {"Stop": [{"hooks": [{"type":
 #: Longest one skill-router command (setup indexes ~700 skills and makes the ONNX export) may take.
 COMMAND_TIMEOUT_S = 1800
 #: Longest a burner runs if this process dies before it kills them.
-BURNER_LIFETIME_S = 3600
+BURNER_LIFETIME_S = 1800
 #: Longest the benchmark waits for a warm server to be ready after a hook started it.
 READY_TIMEOUT_S = 180
 #: ``--quick`` keeps every QUICK_EVERY-th corpus skill (about 115): its setup indexes in seconds, not minutes.
@@ -644,6 +644,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (pytest.fail.Exception, oracle_codex.OracleError) as exc:
         print(f"hook_real: {exc}", file=sys.stderr)
         return 2
+
+    def interrupted(number: int, frame: Any) -> None:
+        raise SystemExit(f"hook_real: stopped by signal {number}")  # the servers and burners are stopped on the way
+
+    signal.signal(signal.SIGTERM, interrupted)
 
     def report(line: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True)
