@@ -9,8 +9,11 @@ the ../shared/corpora folders laid out where it reads them (``~/.claude/skills``
 ``$CODEX_HOME/skills`` for Codex), then ``skill-router setup`` installs the hook, and every prompt goes through the
 pinned binary (Claude Code 2.1.332, Codex 0.171.0; installed by npm into ``~/.cache/skill-router/oracle/`` as the
 oracle tests do, with their loopback fake Messages API and Responses API: ``tests/oracle_claude.py``,
-``tests/oracle_codex.py``). A prompt carries the context when the hook printed one and every model request the
-fake API received holds it verbatim.
+``tests/oracle_codex.py``). A prompt carries the context when the hook printed one (Claude Code's debug file quotes
+the hook's output; for Codex, ``skill-router hook codex`` is asked the same prompt again) and every conversation
+request the fake API received holds it verbatim (for Codex: as the developer message right after the prompt).
+A prompt without one is ``abstained`` when the hook logged no failure (the router found no skill that fits),
+else ``failed``.
 
 The hook's time is what the harness logs:
 
@@ -232,6 +235,13 @@ def version_of(command: Sequence[str], env: dict[str, str]) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({exc})"
     return done.stdout.strip()
+
+
+def commit() -> str:
+    """The checkout's commit, with ``+changes`` when its tracked files differ from it."""
+    head = version_of(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], dict(os.environ))
+    changed = version_of(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], dict(os.environ))
+    return head + ("+changes" if changed else "")
 
 
 def free_port() -> int:
@@ -586,7 +596,7 @@ def table(result: dict[str, Any]) -> str:
         rest = [f"{ends[name]} {name}" for name in ("abstained", "failed", "lost") if ends[name]]
         why = f" ({', '.join(rest)}{': ' + ', '.join(row['abstained']) if row['abstained'] else ''})" if rest else ""
         lines.append(f"| {label} | {row['carried']}/{row['prompts']} carried{why}; hook p50 {hook['p50_ms']} / p99 "
-                     f"{hook['p99_ms']} ms | {GOALS[key]} |")
+                     f"{hook['p99_ms']} ms (load {row['load_average_after'][0]:g}) | {GOALS[key]} |")
 
     claude = result.get("claude-code") or {}
     prompts_row("`claude -p`, command form", claude.get("claude_command"), "claude_command")
@@ -660,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": {"cores": os.cpu_count(), "load_average_start": load()},
         "versions": {"skill-router": version_of([*CLI, "--version"], {**os.environ, "PYTHONPATH": str(ROOT)}),
-                     "commit": version_of(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], dict(os.environ)),
+                     "commit": commit(),
                      "python": sys.version.split()[0]},
         "prompts": [{"id": i, "text": t} for i, t in prompts], "budget_s": DEFAULT_BUDGET_S,
     }
