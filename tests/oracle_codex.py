@@ -197,6 +197,14 @@ class Exec:
     requests: list[Any]
     returncode: int
 
+    def after_prompt(self, prompt: str) -> list[tuple[str, str]]:
+        """(role, text) of the input items after the user's ``prompt`` in the first model request (where a
+        ``UserPromptSubmit`` hook's context goes); raises ValueError when the request does not hold the prompt."""
+        items = [(item.get("role"), content["text"]) for item in self.requests[0]["input"]
+                 if item.get("type") == "message" for content in item.get("content") or []
+                 if content.get("type") == "input_text"]
+        return items[items.index(("user", prompt)) + 1:]
+
     def warnings(self) -> list[str]:
         out = []
         for event in self.events:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 
 from router.profiles.codex import CodexProfile, inject
-from tests.oracle_codex import (CODEX_VERSION, CodexWorld, Exec, OracleError, codex_binary, install_codex,
+from tests.oracle_codex import (CODEX_VERSION, CodexWorld, OracleError, codex_binary, install_codex,
                                 skills_instructions)
 
 __all__ = ["codex_binary"]  # the session fixture, imported so that pytest finds it
@@ -514,15 +514,6 @@ def test_frontmatter_shape_matches_codex(shapes: tuple[dict, dict], folder: str)
 # --- codex exec: what reaches the model ------------------------------------------------------------------------
 
 
-def _after_prompt(run: Exec, prompt: str) -> list[tuple[str, str]]:
-    """(role, text) of the input items after the user's prompt in the first model request."""
-    items = [(item.get("role"), content["text"]) for item in run.requests[0]["input"]
-             if item.get("type") == "message" for content in item.get("content") or []
-             if content.get("type") == "input_text"]
-    index = items.index(("user", prompt))
-    return items[index + 1:]
-
-
 def _mention_library(w: CodexWorld) -> None:
     md(w.user_skills, "alpha", fm("alpha", "Alpha."), body="Alpha body\n\nwith lines\n")
     write(w.user_skills / "crlf" / "SKILL.md", b"---\r\nname: crlf\r\ndescription: CRLF.\r\n---\r\nBody\r\n")
@@ -557,7 +548,7 @@ def test_mention_injection_matches_codex(world: CodexWorld, prompt: str) -> None
     prompt = prompt.replace("TWIN_B", str(world.user_skills / "twin-b" / "SKILL.md"))
     run = world.exec(prompt, (OFF,))
     assert run.returncode == 0, run.stderr[-2000:]
-    theirs = [text for role, text in _after_prompt(run, prompt) if role == "user"]
+    theirs = [text for role, text in run.after_prompt(prompt) if role == "user"]
     items, warnings = inject(prompt, list(profile_for(world).discover().skills))
     assert (items, warnings) == (theirs, run.warnings())
 
@@ -610,13 +601,13 @@ def test_hook_context_reaches_the_model_once_trusted(world: CodexWorld, where: s
                        f"command = {json.dumps(command)}\ntimeout = 30\n"
     untrusted = world.exec("route me", (OFF,))
     assert untrusted.returncode == 0 and untrusted.warnings() == []
-    assert [text for role, text in _after_prompt(untrusted, "route me")] == []
+    assert [text for role, text in untrusted.after_prompt("route me")] == []
     [listed] = world.app_server([("hooks/list", {"cwds": [str(world.cwd)]})])
     [hook] = listed["data"][0]["hooks"]
     assert hook["trustStatus"] == "untrusted"
     world.config += f"[hooks.state.{json.dumps(hook['key'])}]\ntrusted_hash = {json.dumps(hook['currentHash'])}\n"
     trusted = world.exec("route me", (OFF,))
-    assert _after_prompt(trusted, "route me") == [("developer", context)]
+    assert trusted.after_prompt("route me") == [("developer", context)]
 
 
 def test_nothing_leaves_loopback(world: CodexWorld) -> None:
