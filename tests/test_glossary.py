@@ -7,7 +7,7 @@ import pytest
 from router import Router, glossary
 from router.config import RouterConfig
 from router.errors import ConfigError
-from router.glossary import Glossary, gloss_of
+from router.glossary import Cedict, Glossary, gloss_of
 from serve_support import BUNDLED
 
 LINES = [
@@ -79,6 +79,39 @@ def test_glosses_flag_is_checked() -> None:
     assert RouterConfig().glosses is True
     with pytest.raises(ConfigError, match="glosses must be true or false, got 'yes'"):
         RouterConfig(glosses="yes")  # type: ignore[arg-type]
+
+
+def test_the_dictionary_is_read_once_into_a_table_then_only_a_request_s_words(tmp_path, monkeypatch) -> None:
+    import gzip
+    import os
+
+    data = tmp_path / "cedict.txt.gz"
+    data.write_bytes(gzip.compress("\n".join(LINES).encode("utf-8")))
+    monkeypatch.setattr(glossary, "_data", lambda: data)
+    built = Cedict.open(str(tmp_path / "cache"))
+    (table,) = os.listdir(tmp_path / "cache")
+    assert table.startswith("cedict-") and table.endswith(f"-v{glossary.TABLE_VERSION}.sqlite")
+    assert built.memory is not None  # the process that built it keeps what it read
+    monkeypatch.setattr(glossary, "_read", lambda: pytest.fail("the table exists: the dictionary is not read again"))
+    opened = Cedict.open(str(tmp_path / "cache"))
+    assert opened.memory is None
+    request = "我的 Python 脚本太慢了，哪个函数最耗时"
+    assert opened.glossary_for(request).words == {"我": "", "的": "", "脚本": "script", "函": "envelope",
+                                                  "函数": "function", "耗时": "time-consuming"}
+    assert opened.glossary_for(request).translate(request) == built.memory.translate(request) == \
+        f"{request} (script function time-consuming)"
+
+
+def test_an_unwritable_cache_keeps_the_dictionary_in_memory(tmp_path, monkeypatch) -> None:
+    import gzip
+
+    data = tmp_path / "cedict.txt.gz"
+    data.write_bytes(gzip.compress("\n".join(LINES).encode("utf-8")))
+    monkeypatch.setattr(glossary, "_data", lambda: data)
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    found = Cedict.open(str(blocked / "cache"))
+    assert found.path is None and found.glossary_for("脚本").translate("脚本") == "脚本 (script)"
 
 
 needs_cedict = pytest.mark.skipif(not glossary.available(),
