@@ -37,9 +37,10 @@ def small() -> Glossary:
     ("script", "script"),
     ("to submit (a report etc)/to refer (a problem) to sb", "submit"),  # parentheses and "to " dropped
     ("(bound form) a sieve/to sieve; to sift", "a sieve"),
-    ("to sieve; to sift", "sieve"),  # cut at the first ";"
+    ("to sieve; to sift", "sieve sift"),  # two ";" alternatives, each without "to "
+    ("to hit; to press; to click", "hit press"),  # no more than two
     ("variant of 只[zhi3]/see 隻|只[zhi1]", ""),  # cross-references only: no gloss
-    ("classifier for gifts, newspapers/share; portion", "share"),
+    ("classifier for gifts, newspapers/share; portion", "share portion"),
     ("surname Wang/king", "king"),
     ("(dialect)/hello", "hello"),  # a sense empty without its parentheses is skipped
 ])
@@ -48,8 +49,8 @@ def test_gloss_is_the_first_usable_sense(senses: str, gloss: str) -> None:
 
 
 def test_entries_of_common_words_come_before_proper_nouns(small: Glossary) -> None:
-    assert small.words["友好"] == "friendly"  # the lowercase-pinyin entry, although the proper noun is listed first
-    assert small.words["份"] == "share"
+    assert small.words["友好"] == "friendly amicable"  # the lowercase-pinyin entry, although the proper noun is listed first
+    assert small.words["份"] == "share portion"
     assert small.words["篩"] == small.words["筛"] == "a sieve"  # traditional and simplified
     assert "只" not in small.words and "隻" not in small.words  # cross-references only
     assert small.words["我"] == small.words["的"] == ""  # function words: in the dictionary, without a gloss
@@ -121,7 +122,7 @@ needs_cedict = pytest.mark.skipif(not glossary.available(),
 @needs_cedict
 def test_cc_cedict_glosses_a_real_request() -> None:
     assert glossary.with_glosses("用 scanpy 处理单细胞数据，做聚类和 UMAP") == \
-        "用 scanpy 处理单细胞数据，做聚类和 UMAP (handle single-celled data congregate kind)"
+        "用 scanpy 处理单细胞数据，做聚类和 UMAP (handle deal with single-celled unicellular data congregate kind)"
     assert glossary.with_glosses("我的 Python 脚本太慢了，想看看到底哪个函数最耗时") == \
         "我的 Python 脚本太慢了，想看看到底哪个函数最耗时 (script slow function time-consuming)"
 
