@@ -49,7 +49,8 @@ def test_gloss_is_the_first_usable_sense(senses: str, gloss: str) -> None:
 
 
 def test_entries_of_common_words_come_before_proper_nouns(small: Glossary) -> None:
-    assert small.words["友好"] == "friendly amicable"  # the lowercase-pinyin entry, although the proper noun is listed first
+    # the lowercase-pinyin entry, although the proper noun is listed first
+    assert small.words["友好"] == "friendly amicable"
     assert small.words["份"] == "share portion"
     assert small.words["篩"] == small.words["筛"] == "a sieve"  # traditional and simplified
     assert "只" not in small.words and "隻" not in small.words  # cross-references only
