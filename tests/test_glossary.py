@@ -90,12 +90,12 @@ def test_the_dictionary_is_read_once_into_a_table_then_only_a_request_s_words(tm
     data = tmp_path / "cedict.txt.gz"
     data.write_bytes(gzip.compress("\n".join(LINES).encode("utf-8")))
     monkeypatch.setattr(glossary, "_data", lambda: data)
-    built = Cedict.open(str(tmp_path / "cache"))
+    built = Cedict.at(str(tmp_path / "cache"))
     (table,) = os.listdir(tmp_path / "cache")
     assert table.startswith("cedict-") and table.endswith(f"-v{glossary.TABLE_VERSION}.sqlite")
     assert built.memory is not None  # the process that built it keeps what it read
     monkeypatch.setattr(glossary, "_read", lambda: pytest.fail("the table exists: the dictionary is not read again"))
-    opened = Cedict.open(str(tmp_path / "cache"))
+    opened = Cedict.at(str(tmp_path / "cache"))
     assert opened.memory is None
     request = "我的 Python 脚本太慢了，哪个函数最耗时"
     assert opened.glossary_for(request).words == {"我": "", "的": "", "脚本": "script", "函": "envelope",
@@ -112,7 +112,7 @@ def test_an_unwritable_cache_keeps_the_dictionary_in_memory(tmp_path, monkeypatc
     monkeypatch.setattr(glossary, "_data", lambda: data)
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    found = Cedict.open(str(blocked / "cache"))
+    found = Cedict.at(str(blocked / "cache"))
     assert found.path is None and found.glossary_for("脚本").translate("脚本") == "脚本 (script)"
 
 
