@@ -34,11 +34,12 @@ from router.evaluation.stats import bootstrap_ci, paired_comparison
 DATA = ROOT / "benchmarks" / "data"
 ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
          CORPORA / "awesome-skills/skills"]
-OLD_DEFAULT = {"body": "none", "dense_name": True, "split_weight": 0.0,
+OLD_DEFAULT = {"body": "none", "dense_name": True, "split_weight": 0.0, "glosses": False,
                "weights": {"bm25": 0.5, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0,
                            "passages": 0.0}}
-# The default before issue 20: the body lead's BM25 at 0.5, no passages, no split of several-part requests.
-PREVIOUS = {"split_weight": 0.0, "weights": {"body_bm25": 0.5, "passages": 0.0}}
+# The default before issue 20: the body lead's BM25 at 0.5, no passages, no split of several-part requests, no
+# glosses of Chinese words.
+PREVIOUS = {"split_weight": 0.0, "glosses": False, "weights": {"body_bm25": 0.5, "passages": 0.0}}
 DEPTH = 10
 
 

@@ -2,6 +2,7 @@
 
     python benchmarks/users.py                 # both libraries, the default router
     python benchmarks/users.py --only corpora  # the ~700 corpus skills only
+    python benchmarks/users.py --set glosses=false --name users-no-glosses   # one setting changed
 
 Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (see benchmarks/data/USERS.md). The corpus library is
 loaded as in real_libraries.py (three roots, agentskills profile); the bundled one is skills/. Reports, per library:
@@ -15,6 +16,7 @@ be calibrated on them without routing again.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -77,13 +79,15 @@ def evaluate(library: str, config: RouterConfig, rank: Any = None) -> dict[str, 
     for row, ranking, gone, sure in zip(rows, rankings, dropped, conf, strict=True):
         gold = {by_key[g] for g in row["gold"] if g in by_key}
         needs = [{by_key[p] for p in need if p in by_key} for need in row["needs"]] if row.get("needs") else None
+        first = next((i + 1 for i, ident in enumerate(ranking) if ident in gold), None)
         details.append({"id": row["id"], "kind": row["kind"], "dropped": bool(gone), "confidence": round(sure, 4),
-                        "top": ranking[:5]})
+                        "top": ranking[:5], "first_gold": first,
+                        "groups": ["all"] + row.get("tags", []) + [row["lang"]] + [row["kind"]]})
         if row["kind"] == "none":
             nones.append(bool(gone))
             continue
         value = per_request(ranking, gold, needs)
-        groups = ["all"] + row.get("tags", []) + (["zh"] if row["lang"] == "zh" else [])
+        groups = ["all"] + row.get("tags", []) + ([row["lang"]] if row["lang"] in ("en", "zh") else [])
         if row["kind"] == "single":
             singles.append(bool(gone))
             groups.append("single")
@@ -115,8 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("corpora", "bundled"))
     parser.add_argument("--name", default="users", help="results file name (benchmarks/results/NAME.json)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
+                        help="a config change from the default, e.g. glosses=false or split_weight=0 (repeatable)")
     args = parser.parse_args()
-    config = RouterConfig()
+    config = RouterConfig().with_(**{k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)})
     results = {}
     for library in ([args.only] if args.only else ["corpora", "bundled"]):
         results[library] = evaluate(library, config)

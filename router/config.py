@@ -73,6 +73,8 @@ class RouterConfig:
     index_url: a ``postgresql://`` URL: the index lives in that database (:mod:`router.pgstore`), not in files.
     split_weight: weight of the best score over a request's parts when it asks for several things
         (:mod:`router.split`; 0 routes the whole request only; 0.5 chosen on the dev sets).
+    glosses: score a request with Han characters with the English glosses of its Chinese words too
+        (:mod:`router.glossary`, CC-CEDICT from the ``zh`` extra; nothing changes without it).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
         the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """
@@ -91,6 +93,7 @@ class RouterConfig:
     model: str | None = field(default=None, metadata=INDEX)
     context_weight: float = 0.3
     split_weight: float = 0.5
+    glosses: bool = True
     confine: bool = False
     index_url: str | None = None
 
@@ -138,6 +141,8 @@ class RouterConfig:
             raise ConfigError(f"no_skill must be true or false, got {brief(self.no_skill)}")
         if not isinstance(self.confine, bool):
             raise ConfigError(f"confine must be true or false, got {brief(self.confine)}")
+        if not isinstance(self.glosses, bool):
+            raise ConfigError(f"glosses must be true or false, got {brief(self.glosses)}")
         if self.index_url is not None and not (isinstance(self.index_url, str) and self.index_url.startswith(
                 ("postgresql://", "postgres://"))):
             raise ConfigError(f"index_url must be a postgresql://user:password@host/database URL or null, got "

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
-from router import abstain, encoders, split
+from router import abstain, encoders, glossary, split
 from router import inject as injection
 from router import passages as passage_index
 from router import library as libraries
@@ -392,13 +392,17 @@ class Router:
         use_context = self._config.context_weight > 0
         rows = np.array([i for i, t in enumerate(turns) if use_context and t.context.strip()], dtype=np.int64)
         contexts = [turns[i].context for i in rows]
+        if self._config.glosses:  # Chinese words scored with their English glosses too (router.glossary)
+            routed, contexts = [glossary.with_glosses(t) for t in texts], [glossary.with_glosses(c) for c in contexts]
+        else:
+            routed = texts
         signals = self.signals
-        vectors = self.encode(texts + contexts, progress=progress)
-        scores = signals.score(texts, vectors[:len(texts)])
+        vectors = self.encode(routed + contexts, progress=progress)
+        scores = signals.score(routed, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
         if self._config.weights["passages"] > 0 and (found := self.passages) is not None:  # router.passages
             passages = registry()["passages"]  # its index is the router's, scored by the signal as the others are
-            scores["passages"] = passages.score(found, texts, vectors[:len(texts)], scores)
+            scores["passages"] = passages.score(found, routed, vectors[:len(texts)], scores)
             if len(rows):
                 context["passages"] = passages.score(found, contexts, vectors[len(texts):], context)
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)
