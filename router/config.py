@@ -74,7 +74,7 @@ class RouterConfig:
     split_weight: weight of the best score over a request's parts when it asks for several things
         (:mod:`router.split`; 0 routes the whole request only; 0.5 chosen on the dev sets).
     glosses: score a request with Han characters with the English glosses of its Chinese words too
-        (:mod:`router.glossary`, CC-CEDICT from the ``zh`` extra; nothing changes without it).
+        (:mod:`router.glossary`, CC-CEDICT, a dependency; nothing changes where it is missing).
     confine: refuse skills whose SKILL.md resolves outside every skills folder (a symlink out of the library);
         the profiles themselves follow such links, as their harnesses do (:mod:`router.confine`).
     """

