@@ -4,6 +4,7 @@ PostgreSQL-backed ``serve``, and what the HNSW path serves of the signals the in
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,81 @@ def test_eval_with_examples_over_the_database_is_refused_in_one_line(pg, capsys,
     assert err == ("skill-router eval: error: --examples cannot be used with --index-url: the index in the database "
                    "holds the library's own examples only; drop --index-url to evaluate with the file store, or add "
                    "the requests to the skills' routing-examples.txt and run 'skill-router index'\n")
+
+
+TIDE = "Predict tide heights and times for a harbour from tide tables."
+TIDE_QUERY = {"query": "when is high tide at the harbour", "k": 1}
+
+
+def _generation(pg, library: Path) -> int:
+    import psycopg
+
+    from router.store import library_key
+
+    with psycopg.connect(pg.url) as conn:
+        return conn.execute("SELECT generation FROM skill_router_libraries WHERE key = %s",
+                            (library_key([str(library)], None, "agentskills"),)).fetchone()[0]
+
+
+def test_reindex_on_a_database_backed_server_commits_a_generation_every_replica_swaps_to(pg, capsys,
+                                                                                        tmp_path) -> None:
+    import httpx
+
+    from tests.serve_support import running, write_skill
+    from tests.test_serve_openapi import check
+
+    library = copy_bundled(tmp_path / "skills")
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    before = _generation(pg, library)
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n", encoding="utf-8")
+    options = ["--skills", str(library), "--index-url", pg.url, "--no-log", "--no-mcp"]
+    with running(options, token="s3cret-token") as (writer_url, _), running(options) as (reader_url, _):
+        with httpx.Client(base_url=writer_url, timeout=60, trust_env=False) as anonymous, \
+                httpx.Client(base_url=writer_url, timeout=60, trust_env=False,
+                             headers={"Authorization": "Bearer s3cret-token"}) as writer, \
+                httpx.Client(base_url=reader_url, timeout=60, trust_env=False) as reader:
+            spec = writer.get("/openapi.json").json()
+            assert "commits that library as a new index generation" in \
+                spec["paths"]["/v1/reindex"]["post"]["description"]
+            assert reader.get("/readyz").json()["last_reload"]["generation"] == before
+            write_skill(library, "zz-tide-tables", TIDE)
+            # guarded as with the file store: no token, no commit
+            refused = anonymous.post("/v1/reindex")
+            check(spec, "post", "/v1/reindex", refused, 401)
+            assert _generation(pg, library) == before
+            assert reader.post("/v1/route", json=TIDE_QUERY).json()["matches"][0]["id"] != "zz-tide-tables"
+
+            committed = writer.post("/v1/reindex")
+            check(spec, "post", "/v1/reindex", committed, 200)
+            answer = committed.json()
+            assert answer["ok"] is True and answer["skills"] == 53 and answer["embedded"] == 1
+            assert answer["generation"] == _generation(pg, library) > before
+            assert writer.post("/v1/route", json=TIDE_QUERY).json()["matches"][0]["id"] == "zz-tide-tables"
+            # the other replica swaps on the commit's NOTIFY, without a request to it
+            deadline = time.monotonic() + 10
+            while reader.get("/readyz").json()["last_reload"]["generation"] != answer["generation"]:
+                assert time.monotonic() < deadline, "the other replica did not swap to the new generation"
+                time.sleep(0.05)
+            assert reader.post("/v1/route", json=TIDE_QUERY).json()["matches"][0]["id"] == "zz-tide-tables"
+
+            again = writer.post("/v1/reindex").json()  # nothing changed: nothing embedded, no new generation
+            assert again["ok"] is True and again["embedded"] == 0 and again["generation"] == answer["generation"]
+
+            pg.stop()
+            try:
+                away = writer.post("/v1/reindex")
+                check(spec, "post", "/v1/reindex", away, 503)
+                error = away.json()["error"]
+                assert error["type"] == "reload_failed"
+                assert error["message"].startswith("reload failed, still serving the previous library: the index "
+                                                   "database postgresql://postgres:***@/postgres?host=")
+                assert "does not answer" in error["message"] and pg.password not in away.text
+                assert error["details"]["generation"] == answer["generation"]
+            finally:
+                pg.start()
+            deadline = time.monotonic() + 30
+            while (back := writer.post("/v1/reindex")).status_code != 200:
+                assert time.monotonic() < deadline, back.text
+                time.sleep(0.2)
+            assert back.json()["generation"] == answer["generation"]
