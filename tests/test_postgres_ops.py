@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.cli_support import run
@@ -143,3 +144,91 @@ def test_reindex_on_a_database_backed_server_commits_a_generation_every_replica_
                 assert time.monotonic() < deadline, back.text
                 time.sleep(0.2)
             assert back.json()["generation"] == answer["generation"]
+
+
+def _requests(name: str) -> list[dict]:
+    with open(DATA / name, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _hnsw(monkeypatch, depth: int = 12) -> None:
+    """As a catalogue past the HNSW threshold: top lists of ``depth`` and no passage index (over
+    router.passages.MAX_SKILLS), on the 52 skills of the bundled library."""
+    from router import passages, pgstore
+
+    monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)
+    monkeypatch.setattr(pgstore, "MIN_DEPTH", depth)
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
+
+
+def _retrieved(exact, retrieved, row: int) -> np.ndarray:
+    """The skills the database retrieved for ``row`` (their dense cosine is exact, the others are a fill)."""
+    return np.flatnonzero(np.abs(retrieved.signals["dense"][row] - exact.signals["dense"][row]) < 1e-6)
+
+
+def test_the_hnsw_path_scores_example_requests_with_their_exact_spread(pg, capsys, tmp_path, monkeypatch) -> None:
+    from router import pgstore
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    owners: dict[str, list[str]] = {}
+    for request in _requests("bundled-dev.jsonl"):  # the dev requests become examples of their skills
+        if len(request.get("gold") or ()) == 1:
+            owners.setdefault(request["gold"][0], []).append(request["query"])
+    assert len(owners) == 52
+    for skill in sorted(owners)[:30]:  # some skills with examples, some without
+        (library / skill / "routing-examples.txt").write_text("\n".join(owners[skill]) + "\n", encoding="utf-8")
+    _hnsw(monkeypatch)
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    whole = RouterConfig(split_weight=0)
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
+    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
+    assert database.signals.has_examples and database.signals.generation.n == 52
+    database.signals.depth = 12
+    queries = [r["query"] for r in _requests("bundled-test.jsonl")]
+    exact, retrieved = files.score_many(queries), database.score_many(queries)
+    exact_fused, fused = files.fuse(exact), database.fuse(retrieved)
+    agree = same = 0
+    for row in range(len(queries)):
+        where = _retrieved(exact, retrieved, row)
+        assert 12 <= len(where) < 52
+        # every candidate's example score, and the mean and spread of all 52, are the in-process ones
+        assert np.allclose(retrieved.signals["examples"][row][where], exact.signals["examples"][row][where],
+                           atol=1e-6)
+        for moment in (np.mean, np.std):
+            assert abs(moment(retrieved.signals["examples"][row]) - moment(exact.signals["examples"][row])) < 1e-6
+        # so every candidate's fused score is exact, unless a lexical fill had to be cut (indexes.fill)
+        if all(abs(retrieved.signals[n][row].mean() - exact.signals[n][row].mean()) < 1e-6 for n in exact.signals):
+            same += 1
+            assert np.allclose(fused[row][where], exact_fused[row][where], atol=1e-5)
+        agree += list(np.argsort(-fused[row])[:5]) == list(np.argsort(-exact_fused[row])[:5])
+    assert same / len(queries) >= 0.95 and agree / len(queries) >= 0.95, f"{same}, {agree} of {len(queries)}"
+
+
+def test_body_embeddings_are_refused_by_the_writer_and_the_readers_in_one_line(pg, capsys, tmp_path) -> None:
+    """The gap, stated: the database holds no body embeddings, so a config that weighs body_dense is refused by
+    index, route and serve alike (a reader would otherwise fuse without the signal its config weighs)."""
+    library = copy_bundled(tmp_path / "skills")
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    config = tmp_path / "skill-router.json"
+    config.write_text(json.dumps({"weights": {"body_dense": 0.5}}), encoding="utf-8")
+    message = ("the PostgreSQL store does not index body embeddings (body_dense weight > 0): set the body_dense "
+               "weight to 0 or use the file store\n")
+    for command in (["index"], ["route", "make a pdf"], ["eval", "--queries", str(DATA / "bundled-test.jsonl")]):
+        status, out, err = run(capsys, *command, "--skills", str(library), "--index-url", pg.url, "--config",
+                               str(config))
+        assert status == 2 and out == "", out
+        assert err == f"skill-router {command[0]}: error: {message}"
+    from router.cli.serve import build_service
+    from router.errors import ConfigError
+    from tests.serve_support import serve_args
+
+    service, _ = build_service(serve_args(["--skills", str(library), "--index-url", pg.url, "--config", str(config),
+                                           "--no-log", "--no-mcp"]))
+    try:
+        with pytest.raises(ConfigError) as refused:  # what /readyz then names as the reason
+            service.load()
+        assert str(refused.value) == message.strip()
+    finally:
+        service.close()
