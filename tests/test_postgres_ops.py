@@ -232,3 +232,57 @@ def test_body_embeddings_are_refused_by_the_writer_and_the_readers_in_one_line(p
         assert str(refused.value) == message.strip()
     finally:
         service.close()
+
+
+def test_on_the_hnsw_path_a_requests_parts_retrieve_their_own_candidates(pg, capsys, tmp_path, monkeypatch) -> None:
+    from router import pgstore
+    from router.config import RouterConfig
+    from router.routing import Router
+    from router.split import parts
+
+    library = copy_bundled(tmp_path / "skills")
+    _hnsw(monkeypatch, depth=5)
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    single = [r for r in _requests("bundled-test.jsonl") if len(r.get("gold") or ()) == 1]
+    pairs = [(a, b) for a, b in zip(single, single[1:]) if a["gold"] != b["gold"]]
+    texts = [f"{a['query'].rstrip('.?! ')}. Then {b['query']}" for a, b in pairs]
+    assert len(texts) == 51 and all(len(parts(t)) >= 2 for t in texts)
+    config = RouterConfig()  # split_weight 0.5: the parts' best scores count
+    files = Router.from_skills([str(library)], config=config, index_folder=str(tmp_path / "index"))
+    database = pgstore.attach(Router.from_skills([str(library)], config=config), pg.url).build()
+    signals = database.signals
+    signals.depth = 5
+    asked: list[str] = []
+    retrieve = signals._retrieved
+
+    def spy(conn, text, vector):
+        asked.append(text)
+        return retrieve(conn, text, vector)
+
+    monkeypatch.setattr(signals, "_retrieved", spy)
+    ranked = database.rank_many(texts, 3)
+    # every part went to the database on its own (its own top lists), after the whole requests
+    assert asked == texts + [p for t in texts for p in parts(t)]
+    in_process = files.rank_many(texts, 3)
+    same = sum([m.id for m in x] == [m.id for m in y] for x, y in zip(ranked, in_process))
+    def both(rankings) -> int:  # requests with the gold skills of both parts in the top 3
+        return sum({a["gold"][0], b["gold"][0]} <= {m.id for m in x} for x, (a, b) in zip(rankings, pairs))
+
+    assert same / len(texts) >= 0.9 and both(ranked) >= both(in_process) - 1, (same, both(ranked), both(in_process))
+
+
+def test_below_the_passage_limit_a_replica_scores_passages_as_the_file_store(pg, capsys, tmp_path) -> None:
+    """Passages (router.passages) are not in the database: a replica finds them from the skills' bodies it reads,
+    as the file store does, below router.passages.MAX_SKILLS skills; past it neither store has them."""
+    from router import passages, pgstore
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    queries = [r["query"] for r in _requests("bundled-test.jsonl")]
+    files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
+    database = pgstore.attach(Router.from_skills([str(library)]), pg.url)
+    exact, retrieved = files.score_many(queries), database.score_many(queries)
+    assert 52 < passages.MAX_SKILLS and set(retrieved.signals) == set(exact.signals) >= {"passages", "dense"}
+    assert np.allclose(retrieved.signals["passages"], exact.signals["passages"], atol=1e-5)
+    assert not (tmp_path / "skills" / ".skill-router-index").exists()
