@@ -286,3 +286,41 @@ def test_below_the_passage_limit_a_replica_scores_passages_as_the_file_store(pg,
     assert 52 < passages.MAX_SKILLS and set(retrieved.signals) == set(exact.signals) >= {"passages", "dense"}
     assert np.allclose(retrieved.signals["passages"], exact.signals["passages"], atol=1e-5)
     assert not (tmp_path / "skills" / ".skill-router-index").exists()
+
+
+def test_reindex_by_a_replica_whose_database_user_may_only_read_is_a_503_naming_the_fix(pg, capsys,
+                                                                                       tmp_path) -> None:
+    import httpx
+    import psycopg
+
+    from tests.serve_support import running, write_skill
+    from tests.test_serve_openapi import check
+
+    library = copy_bundled(tmp_path / "skills")
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    before = _generation(pg, library)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS reader")
+        conn.execute("CREATE ROLE reader LOGIN PASSWORD 'read-only-pw'")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+    reader_url = pg.url.replace(f"postgres:{pg.password}@", "reader:read-only-pw@")
+    try:
+        with running(["--skills", str(library), "--index-url", reader_url, "--no-log", "--no-mcp"]) as (url, _):
+            with httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
+                assert client.post("/v1/route", json=TIDE_QUERY).status_code == 200  # reading is all it may do
+                write_skill(library, "zz-tide-tables", TIDE)
+                refused = client.post("/v1/reindex")
+                check(client.get("/openapi.json").json(), "post", "/v1/reindex", refused, 503)
+                error = refused.json()["error"]
+                assert error["type"] == "reload_failed"
+                assert error["message"].startswith("reload failed, still serving the previous library: the index "
+                                                   "database user may not write (permission denied for table ")
+                assert error["message"].endswith("): reindex with a user that owns the index tables in "
+                                                 "--index-url, or run 'skill-router index --index-url ...' as one")
+                assert "read-only-pw" not in refused.text
+                assert client.post("/v1/route", json=TIDE_QUERY).status_code == 200
+        assert _generation(pg, library) == before
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY reader")
+            conn.execute("DROP ROLE reader")
