@@ -324,3 +324,38 @@ def test_reindex_by_a_replica_whose_database_user_may_only_read_is_a_503_naming_
         with psycopg.connect(pg.url, autocommit=True) as conn:
             conn.execute("DROP OWNED BY reader")
             conn.execute("DROP ROLE reader")
+
+
+def test_past_the_exact_bound_example_scores_are_read_for_the_candidates_only(pg, capsys, tmp_path,
+                                                                              monkeypatch) -> None:
+    """The gap past router.pgexamples.EXACT_EXAMPLES, stated: candidates keep their exact example scores, the
+    skills left out get dense's fill (their examples' lift is not counted, so the row's mean is low)."""
+    from router import pgexamples, pgstore
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    owners: dict[str, list[str]] = {}
+    for request in _requests("bundled-dev.jsonl"):
+        if len(request.get("gold") or ()) == 1:
+            owners.setdefault(request["gold"][0], []).append(request["query"])
+    for skill in sorted(owners)[:30]:
+        (library / skill / "routing-examples.txt").write_text("\n".join(owners[skill]) + "\n", encoding="utf-8")
+    _hnsw(monkeypatch)
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    whole = RouterConfig(split_weight=0)
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
+    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
+    database.signals.depth = 12
+    examples = database.signals.generation.params["examples"]
+    assert pgexamples.exact(database.signals.generation) and examples > 30
+    monkeypatch.setattr(pgexamples, "EXACT_EXAMPLES", examples - 1)
+    queries = [r["query"] for r in _requests("bundled-test.jsonl")]
+    exact, retrieved = files.score_many(queries), database.score_many(queries)
+    low = 0
+    for row in range(len(queries)):
+        where = _retrieved(exact, retrieved, row)
+        assert np.allclose(retrieved.signals["examples"][row][where], exact.signals["examples"][row][where],
+                           atol=1e-6)
+        low += retrieved.signals["examples"][row].mean() < exact.signals["examples"][row].mean() - 1e-3
+    assert low >= 0.9 * len(queries), low
