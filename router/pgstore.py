@@ -65,6 +65,8 @@ EMBED_BATCH = 256
 COPY_ROWS = 5000
 CONNECT_TIMEOUT_S = 3.0
 FIELDS = {"bm25": 0, "body_bm25": 1}
+NO_BODY_EMBEDDINGS = ("the PostgreSQL store does not index body embeddings (body_dense weight > 0): set the "
+                      "body_dense weight to 0 or use the file store")
 
 
 class StoreUnavailable(SkillRouterError):
@@ -324,8 +326,7 @@ def publish(db: Database, router: Router, key: str, *, progress: Callable[[str],
 
     report = PublishReport()
     if router.config.embeds_bodies:
-        raise ConfigError("the PostgreSQL store does not index body embeddings (body_dense weight > 0): set the "
-                          "body_dense weight to 0 or use the file store")
+        raise ConfigError(NO_BODY_EMBEDDINGS)
     encoder = router.encoder
     dim, model = int(encoder.dim), encoder.model_id
     prefix = library_prefix(key)
@@ -478,6 +479,8 @@ class PgSignals:
     def current(cls, db: Database, key: str, router: Router) -> PgSignals:
         from indexes.tokenize import Tokenizer
 
+        if router.config.embeds_bodies:  # a reader would fuse without the signal its config weighs
+            raise ConfigError(NO_BODY_EMBEDDINGS)
         with db.connection() as conn:
             generation = read_generation(conn, key, db.url)
         signature = library_signature(router)
@@ -549,6 +552,7 @@ class PgSignals:
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Two pipelined round trips: the top lists (and BM25's moments), then every candidate's exact scores."""
         from indexes.fill import fill_unretrieved
+        from router import pgexamples
 
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
@@ -580,9 +584,7 @@ class PgSignals:
                                              d=g.table("docs")), (q, others)) if others else None
             lexical_cursors = {name: conn.execute(_BM25_AT.format(p=g.table("postings")),
                                                   (terms, FIELDS[name], candidates)) for name in g.fields}
-            example_cursor = conn.execute(_sql("SELECT owner, max(-(embedding <#> %s)) FROM {x} WHERE owner = ANY(%s) "
-                                               "GROUP BY owner", x=g.table("examples")), (q, candidates)) \
-                if g.has_examples else None
+            example_cursor = pgexamples.query(conn, g, q, candidates) if g.has_examples else None
         if dense_cursor is not None:
             dense_exact.update((int(p), float(v)) for p, v in dense_cursor.fetchall())
         where = np.array(candidates, dtype=np.int64)
@@ -600,10 +602,8 @@ class PgSignals:
             floor = min(v for _, v in top) if len(top) >= depth else 0.0
             out[name], _ = fill_unretrieved(g.n, where, values, *lexical_moments[name], floor)
         if example_cursor is not None:
-            best = dense.copy()
-            for owner, value in example_cursor.fetchall():
-                best[owner] = max(best[owner], value)
-            out["examples"] = best
+            out["examples"] = pgexamples.scores(example_cursor.fetchall(), dense, where, dense_values, mu * g.n,
+                                                second * g.n, ceiling)
         return out
 
 

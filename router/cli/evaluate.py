@@ -144,10 +144,12 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
         return lambda q: signals.score([q], router.encode([q]))[name]
 
     paths: dict[str, Callable[[str], Any]] = {
-        **{name: alone(name) for name in signal_names()}, "bm25": signals.bm25.scores,
-        "dense": lambda q: signals.dense.scores(router.encode([q])[0]),
+        **{name: alone(name) for name in signal_names()},
         "rrf": router.rank, "default": router.rank, "default-no-examples": router.rank,
     }
+    if hasattr(signals, "bm25") and hasattr(signals, "dense"):  # in process: each index's own scoring call
+        paths["bm25"] = signals.bm25.scores
+        paths["dense"] = lambda q: signals.dense.scores(router.encode([q])[0])
     from router import progress
 
     out = {}
@@ -184,6 +186,10 @@ def cmd_eval(args: Any) -> int:
               f"learn, in {router.learned_folder}): the scores overstate how new requests route; evaluate on requests "
               "that were not learned", file=sys.stderr)
     if args.examples:
+        if router.config.index_url:  # the other router would be built in process, not read from the database
+            raise ConfigError("--examples cannot be used with --index-url: the index in the database holds the "
+                              "library's own examples only; drop --index-url to evaluate with the file store, or "
+                              "add the requests to the skills' routing-examples.txt and run 'skill-router index'")
         router, added = _with_examples(router, args.examples)
         print(f"using {added} example requests from {args.examples}", file=sys.stderr)
         if "default" in names and "default-no-examples" not in names:

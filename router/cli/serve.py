@@ -133,6 +133,7 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     """The service the options describe (not loaded yet) and the folders to watch."""
     from router.serve.log import DecisionLog
     from router.serve.metrics import Metrics
+    from router.pgwrite import publish_library
     from router.serve.service import DEFAULT_DEADLINE_S, Service
 
     check_numbers(args)
@@ -146,7 +147,8 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
     service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec) if encoder is not None else first,
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder,
-                      deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S)
+                      deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S,
+                      publish=publish_library if first.config.index_url else None)
     if first.config.index_url:  # replicas swap to each generation an index commits, and watch no files
         from router.pgstore import follow
 

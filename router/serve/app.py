@@ -10,7 +10,7 @@ Endpoints (bodies and answers in ``/openapi.json``)::
     POST /v1/inject             {messages, k?} -> the messages with the routed catalogue injected (idempotent)
     POST /v1/hooks/{harness}    UserPromptSubmit JSON -> hook JSON ({} when there is nothing to add), for each
                                 profile with a prompt hook (claude-code, codex)
-    POST /v1/reindex            rebuild from the skill folders now
+    POST /v1/reindex            rebuild from the skill folders now (--index-url: commit a generation to the database)
     GET  /healthz  /readyz  /metrics
     /mcp                        MCP over streamable HTTP (see router.serve.mcp)
 
@@ -453,14 +453,21 @@ def hook_endpoints(service: Service, record: _Recorder) -> APIRouter:
     return api
 
 
+REINDEX = ("Re-reads the skill folders and swaps to the library they hold. With --index-url (PostgreSQL) it first "
+           "commits that library as a new index generation in one transaction (only texts the database lacks are "
+           "embedded), which every replica reading the database swaps to; `generation` names the one now served. "
+           "A reindex that fails answers 503 `reload_failed` (the reason in `message`, the report in `details`) "
+           "and the previous library keeps serving.")
+
+
 def operation_endpoints(service: Service) -> APIRouter:
     api = APIRouter(tags=["operations"])
 
     @api.post("/v1/reindex", summary="rebuild from the skill folders now", response_model=ReloadAnswer,
-              responses=documented())
+              responses=documented(), description=REINDEX)
     async def reindex() -> Response:
         _ = service.router  # 503 while the first load is running
-        result = await asyncio.to_thread(service.reload)
+        result = await asyncio.to_thread(service.reindex)
         if not result.ok:  # 503: the library cannot be read now; the previous one is still served
             return _json(503, "reload_failed", f"reload failed, still serving the previous library: "
                                                f"{result.message}", result.to_json(), headers={"Retry-After": "5"})

@@ -267,6 +267,8 @@ class ReloadAnswer(Answer):
     errors: list[str]
     warnings: list[str]
     message: str
+    generation: int | None = Field(None, description="the index generation now served, with --index-url "
+                                                     "(PostgreSQL); null with the file store")
 
 
 class Alive(Answer):

@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
 from router.errors import ConfigError, SkillRouterError
@@ -38,6 +38,8 @@ T = TypeVar("T")
 #: An embedding model (:class:`indexes.Encoder` or its ONNX twin) as the router calls it.
 Model = Any
 Factory = Callable[["Model | None"], "Router"]  # encoder (or None) -> an unbuilt Router
+#: Commits an unbuilt router's library to a shared store (router.pgwrite) and returns the texts it embedded.
+Publish = Callable[["Router"], int]
 DEFAULT_DEADLINE_S = 10.0
 
 
@@ -173,10 +175,12 @@ class ReloadResult:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     message: str = ""
+    generation: int | None = None  # the store's generation the router reads (PostgreSQL); None for files
 
-    def to_json(self) -> dict[str, bool | int | float | str | list[str]]:
+    def to_json(self) -> dict[str, bool | int | float | str | list[str] | None]:
         return {"ok": self.ok, "skills": self.skills, "embedded": self.embedded, "seconds": round(self.seconds, 3),
-                "errors": list(self.errors), "warnings": list(self.warnings), "message": self.message}
+                "errors": list(self.errors), "warnings": list(self.warnings), "message": self.message,
+                "generation": self.generation}
 
 
 class Service:
@@ -185,12 +189,16 @@ class Service:
     def __init__(self, factory: Factory, *, decision_log: DecisionLog | None = None, metrics: Metrics | None = None,
                  max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
                  encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4,
-                 model: Model | None = None) -> None:
-        """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`)."""
+                 model: Model | None = None, publish: Publish | None = None) -> None:
+        """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`).
+        ``publish``: how :meth:`reindex` commits the library to a shared store (None: the index folder, which a
+        reload's build writes itself)."""
         if not deadline_s > 0:
             raise ConfigError(f"--request-timeout must be a number of seconds above 0, got {deadline_s}")
         self._factory = factory
         self._model = model
+        self._publish = publish
+        self._publishing = threading.Lock()
         self.deadline_s = deadline_s
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
                                                            thread_name_prefix="skill-router-worker")
@@ -292,6 +300,28 @@ class Service:
                 self._covered = covers
                 self._reload_state.notify_all()
 
+    def reindex(self) -> ReloadResult:
+        """``POST /v1/reindex``: :meth:`reload`, after committing the library as its folders hold it now to the
+        shared store when there is one (every replica reading that store swaps to it; this one by the reload).
+        A commit that fails leaves the current router serving and is reported as a failed reload."""
+        if self._publish is None:
+            return self.reload()
+        self._loaded.wait()
+        start = time.perf_counter()
+        try:
+            with self._publishing:  # one commit at a time from this process; the store orders the others
+                embedded = self._publish(self._factory(self._encoder))
+        except Exception as exc:
+            message = failure_reason(exc)
+            log.error("reindex failed, still serving the previous library: %s", message)
+            return ReloadResult(False, len(self._router.skills) if self._router else 0, 0,
+                                time.perf_counter() - start, message=message,
+                                generation=self.last_reload.generation if self.last_reload else None)
+        result = self.reload()
+        if not result.ok:
+            return result
+        return replace(result, embedded=embedded, seconds=time.perf_counter() - start)
+
     def _reload(self) -> ReloadResult:
         start = time.perf_counter()
         before = set(self.last_reload.errors) if self.last_reload else set()
@@ -327,8 +357,10 @@ class Service:
 
     def _result(self, router: Router, seconds: float) -> ReloadResult:
         found = router.registry.discovery
+        generation = getattr(router.signals, "generation", None)  # router.pgstore.PgSignals: the one it reads
         return ReloadResult(True, len(router.skills), router.embedded_count, seconds,
-                            tuple(found.errors) if found else (), tuple(found.warnings) if found else ())
+                            tuple(found.errors) if found else (), tuple(found.warnings) if found else (),
+                            generation=int(generation.id) if generation is not None else None)
 
     def _swap(self, router: Router, result: ReloadResult) -> None:
         # the report first: whoever sees the new library also sees the reload that made it
