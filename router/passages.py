@@ -32,8 +32,8 @@ WINDOW = 150
 STRIDE = 100
 MAX_PASSAGES = 64  # per skill: a 70 KB body gives at most this many (the first ones), which bounds the index
 #: Libraries of more skills get no passage index: at 10,000 skills with real bodies it holds ~216,000 passages
-#: (a 36 s refresh after one edit, 9 ms per request on a busy machine); the body lead's BM25 stands in for it, at
-#: LEAD_STAND_IN, when the configured body_bm25 weight is 0.
+#: (a 167 s cold build, 9 ms per request on a busy machine; the refresh after one edit was 36 s before it became
+#: incremental); the body lead's BM25 stands in for it, at LEAD_STAND_IN, when the configured body_bm25 weight is 0.
 MAX_SKILLS = 1000
 LEAD_STAND_IN = 0.5
 
