@@ -6,7 +6,8 @@ skill is for without the description's detail, where ``dense`` embeds the descri
 two together measured worse than either, ``RouterConfig.dense_name``). Built only when it weighs something
 (:attr:`router.config.RouterConfig.embeds_names`), from the embedding cache like ``body_dense``, so the default
 embeds nothing more. Measured on the dev splits (weight 0.3, ``benchmarks/name_choice.py``): MetaTool hit@1 / hit@5
-58.1 / 79.3 -> 59.3 / 81.5, Seal-Tools dev hit@1 85.5 -> 87.0, the four skill-library dev sets unchanged."""
+58.1 / 79.3 -> 59.1 / 81.5, Seal-Tools dev single-tool hit@1 85.5 -> 87.0 (multi-tool recall@5 81.5 -> 81.0), the
+four skill-library dev sets within one request of the default."""
 
 from __future__ import annotations
 
