@@ -58,7 +58,8 @@ class RouterConfig:
         rank fusion, Cormack et al. 2009).
     weights: per-signal weights (``bm25``, ``dense``, ``examples``, the body's ``body_bm25`` / ``body_dense``, and
         ``passages``, the best BM25 passage of the whole body, :mod:`router.passages`; 0.8 with body_bm25 0 chosen
-        on the dev sets).
+        on the dev sets; ``name_dense``, the embedding of the name words alone, 0 by default: built only when it
+        weighs something).
     rrf_k: the RRF constant.
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
@@ -156,15 +157,20 @@ class RouterConfig:
         """Whether the ``body_dense`` signal is built: only when it weighs something (the default weighs it 0)."""
         return self.body != "none" and self.weights["body_dense"] > 0
 
+    @property
+    def embeds_names(self) -> bool:
+        """Whether the ``name_dense`` signal is built: only when it weighs something (the default weighs it 0)."""
+        return self.weights["name_dense"] > 0
+
     @classmethod
     def index_fields(cls) -> tuple[str, ...]:
         """The fields that shape the built index (marked :data:`INDEX`); every other field shapes ranking only."""
         return tuple(f.name for f in fields(cls) if f.metadata.get("shapes") == "index")
 
     def index_part(self) -> tuple[Any, ...]:
-        """What the built index depends on: the index fields' values, and whether bodies are embedded. Two configs
-        with the same index part share one built index."""
-        return tuple(getattr(self, name) for name in self.index_fields()) + (self.embeds_bodies,)
+        """What the built index depends on: the index fields' values, and whether bodies and names are embedded. Two
+        configs with the same index part share one built index."""
+        return tuple(getattr(self, name) for name in self.index_fields()) + (self.embeds_bodies, self.embeds_names)
 
     def index_parameters(self) -> dict[str, Any]:
         """The index fields the index folder's signature is made from (the model is checked on its own, by id)."""

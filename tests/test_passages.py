@@ -3,6 +3,8 @@ and a word deep in a long body reaching the router."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,33 @@ def test_over_max_skills_the_lead_stands_in(tmp_path, encoder, monkeypatch) -> N
     assert np.array_equal(big.fuse(scored), lead.fuse(lead.score_many(["kiln body words 2"])))
     assert module.weights_without({"passages": 0.8, "body_bm25": 0.0}) == {"passages": 0.8, "body_bm25": 0.5}
     assert module.weights_without({"passages": 0.8, "body_bm25": 0.2}) == {"passages": 0.8, "body_bm25": 0.2}
+
+
+def test_a_rebuild_after_one_edit_cuts_only_that_body_and_equals_a_build_from_scratch(tmp_path, monkeypatch) -> None:
+    ids = ["kiln", "loom", "lathe"]
+    bodies = ["# A\nthe kiln glaze cone\n# B\nfiring schedule bisque", "# C\nloom heddle twill",
+              "# D\nlathe chuck spindle"]
+    monkeypatch.setattr(module, "_MEMO", {})
+    monkeypatch.setattr(module, "_CUT", {})
+    first = for_skills(ids, bodies, str(tmp_path))
+    assert first is not None and first.bodies is not None and first.bodies.shape == (3, 16)
+    cut: list[str] = []
+    real = module.passages
+    monkeypatch.setattr(module, "passages", lambda body, **options: cut.append(body) or real(body, **options))
+    edited = [bodies[0], "# C\nloom heddle twill warp weft", bodies[2]]
+    for memo in ({}, module._MEMO):  # a new process (the index from the folder), then the same one (from memory)
+        monkeypatch.setattr(module, "_MEMO", dict(memo))
+        monkeypatch.setattr(module, "_CUT", {})
+        cut.clear()
+        again = for_skills(ids, edited, str(tmp_path))
+        assert cut == [edited[1]]
+        assert again is not None
+        scratch = PassageIndex.build(ids, edited)
+        assert again.index.ids == scratch.index.ids and again.index.vocabulary == scratch.index.vocabulary
+        assert again.owners.tolist() == scratch.owners.tolist() == [0, 0, 1, 2]
+        for query in ("warp weft of the loom", "kiln firing", "spindle"):
+            assert np.array_equal(again.scores(query), scratch.scores(query))
+        shutil.rmtree(tmp_path / "passages" / module.content_key(ids, edited))
+    renamed = PassageIndex.build(["kiln2", "loom", "lathe"], bodies, reuse=first)  # same bodies, new ids: kept
+    assert renamed.index.ids[:2] == ("kiln2#0", "kiln2#1")
+    assert np.array_equal(renamed.scores("bisque"), first.scores("bisque"))
