@@ -14,6 +14,7 @@ from indexes import BM25Index, FakeEncoder
 from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
+from router.evaluation.retrievers import retrievers_for
 from router.routing import Router
 from router.signals import registered, registry
 from router.signals.base import BuildJob, Tuning
@@ -114,3 +115,11 @@ def test_tune_tries_the_weights_the_signal_declares(signal, skills: Path, tmp_pa
     assert {g["keywords"] for g in result.grid} == {0.0, 5.0}
     assert len(result.grid) == 2 * 5 * 2 * 3
     assert result.config.weights["keywords"] == 5.0  # the keyword is the only thing that tells the skills apart
+
+
+def test_eval_offers_the_signal_as_a_retriever(signal, skills: Path, tmp_path: Path) -> None:
+    router = Router.from_skills([str(skills)], config=RouterConfig(route_above=0), index_folder=str(tmp_path / "i"),
+                                encoder=FakeEncoder())
+    request = Request("r", "frandle please", ("music",))
+    alone = retrievers_for(router, [request], ["keywords"], depth=1)["keywords"]
+    assert [skill for skill, _ in alone(request)] == ["music"]
