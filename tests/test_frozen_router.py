@@ -97,3 +97,40 @@ def test_a_library_shown_whole_is_built_too_and_ranks(skills: Path, tmp_path: Pa
     router = Router.from_skills([str(skills)], "genkit", index_folder=str(tmp_path / "i"), encoder=FakeEncoder())
     assert not router.route("weather").routed  # three skills: shown whole
     assert router.rank("weather", 1)[0].id == "weather-forecast"
+
+
+class FixedStore:
+    """A store that holds its own scores (as PostgreSQL does): the router ranks with them and builds nothing."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def index_folder(self, spec: LibrarySpec) -> str | None:
+        return None
+
+    def build(self, source, *, persist: bool, progress: bool):
+        from router.signals import BuildReport
+
+        self.built += 1
+        ids = tuple(s.id for s in source.skills)
+
+        class Scores:
+            def __init__(self) -> None:
+                self.ids = ids
+
+            def score(self, texts, vectors):
+                import numpy as np
+
+                row = [1.0 if i == "sql-tuning" else 0.0 for i in ids]
+                return {"bm25": np.array([row] * len(texts)), "dense": np.array([row] * len(texts))}
+
+        return Scores(), BuildReport()
+
+
+def test_a_store_supplies_the_scores_through_the_declared_seam(skills: Path, tmp_path: Path) -> None:
+    store = FixedStore()
+    router = Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0),
+                                index_folder=str(tmp_path / "i"), encoder=FakeEncoder(), store=store)
+    assert store.built == 1 and router.index_folder is None and not (tmp_path / "i").exists()
+    assert router.rank("weather in Lyon", 1)[0].id == "sql-tuning"
+    assert router.with_config(k=1).index.store is store and store.built == 1  # ranking fields: the same index
