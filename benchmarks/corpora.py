@@ -19,7 +19,9 @@ import time
 from common import CORPORA, save
 from router import Router
 from router.config import RouterConfig
+from router.index import LibraryIndex, LibrarySource
 from router.overlap import analyse_overlap
+from router.spec import LibrarySpec
 from router.tokens import TokenCounter
 
 ROOTS = [str(CORPORA / "anthropic-skills/skills"), str(CORPORA / "scientific-skills/scientific-skills"),
@@ -32,14 +34,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for profile in ("genkit", "unreal", "agentskills"):
             start = time.perf_counter()
-            router = Router.from_skills(ROOTS, profile, RouterConfig(route_above=0), index_folder=f"{tmp}/idx")
+            source = LibrarySource.read(LibrarySpec.create(ROOTS, profile=profile, index_dir=f"{tmp}/idx"),
+                                        RouterConfig(route_above=0))
             load_s = time.perf_counter() - start
-            full = counter.count(router.profile.render(list(router.skills)))
+            full = counter.count(source.profile.render(list(source.skills)))
             rng = random.Random(0)
             queries = [re.split(r"(?<=[.!?])\s", s.description)[0][:200]
-                       for s in rng.sample(list(router.skills), 200)]
+                       for s in rng.sample(list(source.skills), 200)]
             start = time.perf_counter()
-            router.build()
+            router = Router(LibraryIndex.create(source))
             build_s = time.perf_counter() - start
             routed = [counter.count(router.render(q, 5)) for q in queries]
             row = {"skills": len(router.skills), "load_s": round(load_s, 3), "index_build_s": round(build_s, 2),

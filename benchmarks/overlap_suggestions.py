@@ -15,8 +15,9 @@ import argparse
 import re
 
 from common import CORPORA, save
-from router import Router
+from router.index import LibrarySource
 from router.overlap import analyse_overlap
+from router.spec import LibrarySpec
 
 FOLDER = CORPORA / "awesome-skills" / "skills"
 
@@ -33,10 +34,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    router = Router.from_skills([str(FOLDER)], "agentskills")
-    skills = list(router.skills)
+    library = LibrarySource.read(LibrarySpec.create([str(FOLDER)], profile="agentskills")).chosen()  # no index
+    skills = list(library.skills)
     by_id = {s.id: s for s in skills}
-    report = analyse_overlap(skills, encoder=router.encoder, top=args.top)
+    report = analyse_overlap(skills, encoder=library.encoder, top=args.top)
     rows = []
     for rank, pair in enumerate(report.pairs, 1):
         a, b = by_id[pair.a], by_id[pair.b]

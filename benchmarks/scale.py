@@ -154,19 +154,21 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     from pgvector.psycopg import register_vector
 
     from router import pgstore
+    from router.index import LibraryIndex, LibrarySource
     from router.routing import Router
     from router.signals import Signals
+    from router.spec import LibrarySpec
 
     g = router.signals.generation
-    with router.database.connection() as conn:
+    with router.index.store.database.connection() as conn:
         register_vector(conn)
         rows = conn.execute(pgstore._sql("SELECT embedding FROM {d} ORDER BY position", d=g.table("docs"))).fetchall()
     vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32)
-    plain = Router.from_catalog(str(catalog))
+    plain = LibrarySource.read(LibrarySpec.create(catalog=str(catalog)), router.config, encoder=router.encoder)
     ids = tuple(s.id for s in plain.skills)
-    signals = Signals(ids, BM25Index.from_texts(ids, plain.index_texts()), DenseIndex.from_vectors(ids, vectors),
-                      np.zeros((0, vectors.shape[1]), np.float32), np.zeros(0, np.int64))
-    local = Router(plain.registry, plain.profile, plain.config, signals=signals, encoder=router.encoder)
+    signals = Signals(ids, {"bm25": BM25Index.from_texts(ids, plain.index_texts()),
+                            "dense": DenseIndex.from_vectors(ids, vectors)})
+    local = Router(LibraryIndex(plain, signals))
     a, b = local.score_many(queries), router.score_many(queries)
 
     def top(scores: np.ndarray) -> list[set[int]]:
@@ -238,7 +240,9 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     import httpx
 
     from router import pgstore
+    from router.index import LibrarySource
     from router.routing import Router
+    from router.spec import LibrarySpec
 
     rng = random.Random(0)
     base = base_rows()
@@ -247,14 +251,14 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     catalog.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     queries = spliced_requests(base, random.Random(1))[:REQUESTS]
     db = pgstore.database(server.url)
-    router = pgstore.attach(Router.from_catalog(str(catalog)), server.url)
+    source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     out: dict[str, Any] = {"rows": n, "base_rows": len(base), "requests": len(queries)}
     if cached:
         start = time.perf_counter()
-        out["cached_vectors"] = {"embedded_real_rows": cache_vectors(db, router, router._library, len(base)),
+        out["cached_vectors"] = {"embedded_real_rows": cache_vectors(db, source, source.spec.key, len(base)),
                                  "seconds": round(time.perf_counter() - start, 1)}
     start = time.perf_counter()
-    report = pgstore.publish(db, router, router._library,
+    report = pgstore.publish(db, source, source.spec.key,
                              progress=lambda line: print(f"\r  {line}", end="", file=sys.stderr, flush=True))
     total = time.perf_counter() - start
     print(file=sys.stderr)
@@ -265,7 +269,7 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
                     "commit_s": round(report.seconds_commit, 1),
                     "commit_rows_per_s": round(n / report.seconds_commit, 1)}
     print(f"  build {out['build']}", file=sys.stderr)
-    router.build()
+    router = Router.from_catalog(str(catalog), store=pgstore.PgStore(server.url, db))
     out["recall"] = recall(db, router, queries)
     print(f"  recall {out['recall']}", file=sys.stderr)
     out["agreement"] = agreement(router, catalog, queries)
@@ -307,15 +311,16 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
 
 def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, replicas: list[str]) -> dict[str, Any]:
     from router import pgstore
-    from router.routing import Router
+    from router.index import LibrarySource
+    from router.spec import LibrarySpec
 
     target = rows[len(rows) // 2]
     new = "Reconcile lighthouse keeper logbooks against tide gauge readings and flag the nights they disagree."
     edited = [dict(r, description=new) if r["id"] == target["id"] else r for r in rows]
     catalog.write_text("".join(json.dumps(r) + "\n" for r in edited), encoding="utf-8")
-    router = pgstore.attach(Router.from_catalog(str(catalog)), url)
+    source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     start = time.perf_counter()
-    report = pgstore.publish(router.database, router, router._library)
+    report = pgstore.publish(pgstore.database(url), source, source.spec.key)
     committed = time.monotonic()
     index_s = time.perf_counter() - start
     body = {"query": "reconcile the lighthouse keeper logbooks with the tide gauge readings", "k": 1}

@@ -216,22 +216,19 @@ def run_one(n: int, threads: int, kind: str = "onnx") -> dict[str, Any]:
         catalog, folder = work / "catalog.jsonl", work / "index"
         write_catalog(catalog, rows)
 
-        cold = Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder)
-        _, cold_s = timed(cold.build)
+        cold, cold_s = timed(lambda: Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder))
         assert cold.embedded_count == n, f"cold build embedded {cold.embedded_count} texts, expected {n}"
         index_bytes = folder_bytes(folder)
         del cold
 
-        warm = Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder)
-        _, warm_s = timed(warm.build)
+        warm, warm_s = timed(lambda: Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder))
         assert warm.embedded_count == 0, f"warm load embedded {warm.embedded_count} texts, expected 0"
         del warm
 
         changed = len(rows) // 2
         rows[changed] = {**rows[changed], "description": rows[changed]["description"] + " Now also handles YAML."}
         write_catalog(catalog, rows)
-        router = Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder)
-        _, refresh_s = timed(router.build)
+        router, refresh_s = timed(lambda: Router.from_catalog(catalog, index_folder=str(folder), encoder=encoder))
         refresh_embedded = router.embedded_count
 
         signals = router.signals

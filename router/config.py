@@ -40,6 +40,14 @@ DEFAULT_CONFIG_FILE = "skill-router.json"
 # benchmarks/signal_choice.py): the best mean MRR with no dev set more than 0.5 below the default before them.
 # Each signal declares its default weight in its own module (router/signals/<name>.py).
 DEFAULT_WEIGHTS = {name: signal.default_weight for name, signal in signal_registry().items()}
+
+
+def default_weights() -> dict[str, float]:
+    """Every registered signal's default weight, in the signals' order (what a config's weights are checked and
+    completed against)."""
+    return {name: signal.default_weight for name, signal in signal_registry().items()}
+
+
 #: Field metadata marking what shapes the built index (the rest shapes ranking only): a change of one of these
 #: rebuilds the index; the others reuse it.
 INDEX = {"shapes": "index"}
@@ -83,7 +91,7 @@ class RouterConfig:
     k: int = 5
     route_above: int = 15
     fusion: Fusion = "zscore"
-    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    weights: Mapping[str, float] = field(default_factory=lambda: default_weights())
     rrf_k: int = 60
     threshold: float | None = None
     on_abstain: OnAbstain = "top-k"
@@ -111,15 +119,16 @@ class RouterConfig:
             raise ConfigError(f"unknown fusion {brief(self.fusion)}: choose one of {', '.join(FUSIONS)}")
         if not isinstance(self.weights, Mapping):
             raise ConfigError(f"weights must map signal names to numbers, got {brief(self.weights)}")
-        unknown = sorted(set(self.weights) - set(SIGNALS))
+        defaults = default_weights()
+        unknown = sorted(set(self.weights) - set(defaults))
         if unknown:
-            raise ConfigError(f"unknown signal weight(s) {', '.join(unknown)}: weights are for {', '.join(SIGNALS)}")
+            raise ConfigError(f"unknown signal weight(s) {', '.join(unknown)}: weights are for {', '.join(defaults)}")
         # "not w >= 0" also refuses NaN, which compares false with everything and would poison every fused score;
         # an infinite weight would turn every fused score into inf or NaN
         if any(isinstance(w, bool) or not isinstance(w, Real) or not w >= 0 or not math.isfinite(w)
                for w in self.weights.values()):
             raise ConfigError(f"weights must be numbers >= 0, got {brief(dict(self.weights))}; each must be finite")
-        object.__setattr__(self, "weights", {s: float(self.weights.get(s, DEFAULT_WEIGHTS[s])) for s in SIGNALS})
+        object.__setattr__(self, "weights", {s: float(self.weights.get(s, w)) for s, w in defaults.items()})
         if self.on_abstain not in ("top-k", "empty"):
             raise ConfigError(f"on_abstain must be 'top-k' or 'empty', got {brief(self.on_abstain)}")
         if self.body not in BODY_MODES:
@@ -266,7 +275,7 @@ def config_changes(config: RouterConfig) -> str:
     for name in default.__dataclass_fields__:
         value, usual = getattr(config, name), getattr(default, name)
         if name == "weights":
-            changed = [f"{s} {value[s]:g}" for s in SIGNALS if value[s] != usual[s]]
+            changed = [f"{s} {value[s]:g}" for s in usual if value[s] != usual[s]]
             if changed:
                 parts.append("weights " + " ".join(changed))
         elif value != usual:

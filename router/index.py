@@ -4,62 +4,333 @@
     index.save()                      # write it to spec.index_folder (only what changed)
     router = Router.from_index(index)  # routes over it; building again is never needed
 
-:meth:`LibraryIndex.build` reads the library the spec describes once (its learned examples included), loads what
-the index folder holds and embeds only the texts it lacks, and writes nothing; the :class:`BuildReport` says what
-was embedded and what a save would write. An index never changes once built: a router over it shares it, and a
-router with another config builds its own (:meth:`router.routing.Router.with_config` reuses an index whose
-index-shaping fields, ``RouterConfig.index_fields``, are the same).
+Three values, each frozen:
+
+- :class:`LibrarySource`: the library the spec describes, read once (its skills with their learned examples, the
+  profile, the config): what listing, linting, rendering the whole catalogue and loading a skill need, and what an
+  index is built from. Reading it builds nothing.
+- :class:`LibraryIndex`: a source with its built signals (every signal of :mod:`router.signals`, the passage index
+  among them) and the encoder that embedded them (requests must be embedded by the same model). An index never
+  changes once built: a router over it shares it, and a router with another config builds its own
+  (:meth:`LibraryIndex.with_config` reuses an index whose index-shaping fields, ``RouterConfig.index_fields``, and
+  built signals are the same).
+- an :class:`IndexStore`: where built signals come from. :class:`FileStore` (the default) builds them with the
+  index folder as a cache (:func:`router.signals.build_signals`); :class:`router.pgstore.PgStore` reads them from
+  PostgreSQL. A store returns a :class:`Scorer` (``ids`` and ``score(texts, vectors)``, one score per signal and
+  skill) and the :class:`~router.signals.BuildReport`.
+
+:meth:`LibraryIndex.build` reads the library once, loads what the index folder holds and embeds only the texts it
+lacks, and writes nothing; the report says what was embedded and what a save would write. :meth:`LibraryIndex.create`
+with ``persist`` (what :meth:`router.routing.Router.from_spec` does) saves at once, as a router always has: a second
+run loads the saved index and rebuilds nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from router import progress as steps
 from router.config import RouterConfig
-from router.errors import IndexSaveError
+from router.errors import IndexSaveError, ModelError
 from router.spec import LibrarySpec
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from indexes.base import Encoder
     from router.profiles import Profile
     from router.registry import SkillRegistry
-    from router.signals import BuildReport, Signals
+    from router.signals import BuildReport
+    from router.skill import Skill
+
+#: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
+MANY_TEXTS = 32
+
+
+class Scorer(Protocol):
+    """Built signals: one score per skill and signal for a batch of requests (:class:`router.signals.Signals`, or a
+    store's own, e.g. :class:`router.pgstore.PgSignals`)."""
+
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+    def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]: ...
+
+
+class IndexStore(Protocol):
+    """Where a library's built signals come from (see the module docstring)."""
+
+    def index_folder(self, spec: LibrarySpec) -> str | None:
+        """The folder the index is kept in (None: not in files)."""
+        ...
+
+    def build(self, source: LibrarySource, *, persist: bool, progress: bool) -> tuple[Scorer, BuildReport]:
+        """The built signals of ``source`` (whose encoder is chosen) and what building did; with ``persist`` what
+        changed is saved now, otherwise the report's ``pending`` holds the save."""
+        ...
 
 
 @dataclass(frozen=True)
-class LibraryIndex:
-    """The built signals of one library (``spec``) under one config, with the registry they were built from and
-    the encoder that embedded them (requests must be embedded by the same model)."""
+class LibrarySource:
+    """The library ``spec`` describes, read once under ``config``: its skills (with the examples ``skill-router
+    learn`` kept for it), the profile, the learned examples by skill id and what reading it noted. ``encoder`` is
+    the embedding model once one is given or chosen (``chosen_encoder``; :meth:`chosen`)."""
 
     spec: LibrarySpec
     config: RouterConfig
     registry: SkillRegistry
     profile: Profile
-    signals: Signals
-    encoder: Encoder
-    learned: dict[str, list[str]] = field(default_factory=dict)
+    learned: Mapping[str, Sequence[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    _report: BuildReport | None = field(default=None, repr=False, compare=False)
+    chosen_encoder: Encoder | None = field(default=None, compare=False)
+
+    @classmethod
+    def read(cls, spec: LibrarySpec, config: RouterConfig | None = None, *,
+             encoder: Encoder | None = None) -> LibrarySource:
+        """Discover the library (once) and add its learned examples; builds and writes nothing."""
+        from router import library as libraries
+        from router.learned import load_learned
+        from router.store import IndexFolder
+
+        config = config or RouterConfig()
+        if spec.catalog is None:
+            with steps.step("reading the skills"):
+                loaded = spec.load(confine=spec.confine or config.confine)
+        else:
+            loaded = spec.load()
+        registry, notes = loaded.registry, list(loaded.notes)
+        folder, key, learned_at = spec.index_folder, spec.key, spec.learned_folder
+        owner = IndexFolder(folder).built_for()
+        # Examples learned before they were kept per library lie in the profile's index folder: still read.
+        learned = load_learned(folder) if owner in (None, key) else {}
+        if owner not in (None, key) and load_learned(folder):
+            notes.append(f"the learned examples in {folder} were learned for another library; not using them")
+        if learned_at != folder:
+            for skill_id, queries in load_learned(learned_at).items():
+                known_queries = learned.setdefault(skill_id, [])
+                known_queries.extend(q for q in queries if q not in known_queries)
+        if learned:
+            known = {s.id for s in registry}
+            unknown = sorted(k for k in learned if k not in known)
+            if unknown:
+                notes.append(f"ignoring learned examples of skills no longer in the library: {', '.join(unknown[:5])}")
+            learned = {k: v for k, v in learned.items() if k in known}
+            registry, _ = libraries.with_examples(registry, learned)
+        return cls(spec, config, registry, loaded.profile, learned, tuple(notes), encoder)
+
+    @property
+    def encoder(self) -> Encoder:
+        """The embedding model (given, or chosen by :meth:`chosen`)."""
+        if self.chosen_encoder is None:
+            raise AssertionError("the encoder is not chosen yet: call LibrarySource.chosen() first")
+        return self.chosen_encoder
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        return self.registry.skills
+
+    def with_config(self, config: RouterConfig) -> LibrarySource:
+        """The same library under ``config`` (the encoder is kept when the model is the same)."""
+        same_model = config.model == self.config.model
+        return dataclasses.replace(self, config=config, chosen_encoder=self.chosen_encoder if same_model else None)
+
+    def with_examples(self, examples: Mapping[str, Sequence[str]]) -> LibrarySource:
+        """The same library whose skills also have these example requests (skill id or name -> requests)."""
+        from router import library as libraries
+
+        registry, _ = libraries.with_examples(self.registry, examples)
+        return dataclasses.replace(self, registry=registry)
+
+    def without_examples(self, texts: Iterable[str]) -> LibrarySource:
+        """The same library whose skills no longer have these example requests."""
+        from router.registry import SkillRegistry
+
+        dropped = set(texts)
+        registry = SkillRegistry([dataclasses.replace(s, examples=tuple(e for e in s.examples if e not in dropped))
+                                  for s in self.registry], discovery=self.registry.discovery)
+        return dataclasses.replace(self, registry=registry)
+
+    def chosen(self) -> LibrarySource:
+        """This source with its encoder: the given one, else the config's model by the one encoder choice
+        (:func:`router.encoders.choose`; what it notes is added to the notes)."""
+        if self.chosen_encoder is not None:
+            return self
+        from router import encoders
+
+        notes = list(self.notes)
+        encoder = encoders.choose(self.config.model, notes)
+        return dataclasses.replace(self, chosen_encoder=encoder, notes=tuple(notes))
+
+    # -- the texts an index is built from ------------------------------------------------------------------------
+    def signal_texts(self) -> dict[str, list[str]]:
+        """Each signal's text (:meth:`router.signals.base.Signal.text`) for each skill, in skill order."""
+        from router.signals import registry
+
+        return {name: [signal.text(s, self.config) for s in self.skills] for name, signal in registry().items()}
+
+    def index_texts(self) -> list[str]:
+        """The text the ``bm25`` signal indexes for each skill, in skill order."""
+        from router.texts import index_text
+
+        return [index_text(s) for s in self.skills]
+
+    def dense_texts(self) -> list[str]:
+        """The text the ``dense`` signal embeds for each skill, in skill order."""
+        from router.texts import dense_text
+
+        return [dense_text(s, with_name=self.config.dense_name) for s in self.skills]
+
+    def body_texts(self) -> list[str]:
+        """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
+        from router.texts import body_text
+
+        return [body_text(s.body, self.config.body, self.config.body_tokens) for s in self.skills]
+
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Unit embeddings of ``texts`` by the chosen encoder, shape (len(texts), dim), in its own batch size."""
+        import numpy as np
+
+        from indexes import ModelLoadError
+
+        encoder = self.encoder
+        if not texts:
+            return np.zeros((0, encoder.dim), dtype=np.float32)
+        try:
+            if not steps.active():
+                return encoder.encode(list(texts), progress=progress)
+            load = getattr(encoder, "load", None)  # sentence-transformers: its import alone takes seconds
+            if getattr(encoder, "loaded", True) is False and load is not None:
+                with steps.step("loading the embedding model (sentence-transformers)"):
+                    load()
+            if len(texts) < MANY_TEXTS:
+                return encoder.encode(list(texts), progress=False)
+            with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:
+                return encoder.encode(list(texts), progress=advance)
+        except ModelLoadError as exc:
+            raise ModelError(str(exc)) from None
+
+
+class FileStore:
+    """The default store: the signals are built in process, with the library's index folder as a cache
+    (:func:`router.signals.build_signals`; the passage index keeps its own folder in it, :mod:`router.passages`)."""
+
+    def index_folder(self, spec: LibrarySpec) -> str | None:
+        return spec.index_folder
+
+    def build(self, source: LibrarySource, *, persist: bool, progress: bool) -> tuple[Scorer, BuildReport]:
+        from router.signals import build_signals
+        from router.store import IndexFolder
+        from router.version import package_version
+
+        spec, config, encoder = source.spec, source.config, source.encoder
+        folder = IndexFolder(spec.index_folder, spec.key, package_version())
+        skills = source.skills
+        if steps.active() and folder.built_for() is None:
+            steps.note(f"first build of the index of {len(skills):,} skills: each skill is embedded once (and the "
+                       "model exported to ONNX, once per machine); later runs reuse it")
+        parameters = {"profile": source.profile.name, **config.index_parameters()}
+        with steps.step(f"building the index of {len(skills):,} skills"):
+            return build_signals(skills, source.signal_texts(), config=config, model_id=encoder.model_id,
+                                 dim=encoder.dim, encode=lambda texts: source.encode(texts, progress=progress),
+                                 folder=folder, parameters=parameters, persist=persist)
+
+
+@dataclass(frozen=True)
+class LibraryIndex:
+    """The built signals of one library (``source``), with the encoder that embedded them and the store they came
+    from (see the module docstring)."""
+
+    source: LibrarySource
+    signals: Scorer
+    index_folder: str | None = None
+    store: IndexStore = field(default_factory=FileStore, repr=False, compare=False)
+    report: BuildReport | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Encoder | None = None,
-              progress: bool = False) -> tuple[LibraryIndex, BuildReport]:
+              progress: bool = False, store: IndexStore | None = None) -> tuple[LibraryIndex, BuildReport]:
         """Build the index of ``spec``'s library under ``config`` without writing anything; returns the index and
         the build report (texts embedded, notes). :meth:`save` writes it."""
-        from router.routing import Router
+        index = cls.create(LibrarySource.read(spec, config, encoder=encoder), store=store, persist=False,
+                           progress=progress)
+        assert index.report is not None
+        return index, index.report
 
-        router = Router.from_spec(spec, config, encoder=encoder).build(progress=progress, persist=False)
-        report = router.build_report
-        assert report is not None
-        index = cls(spec, router.config, router.registry, router.profile, router.signals, router.encoder,
-                    dict(router.learned), tuple(router.notes), report)
-        return index, report
+    @classmethod
+    def create(cls, source: LibrarySource, *, store: IndexStore | None = None, persist: bool = True,
+               progress: bool = False) -> LibraryIndex:
+        """The index of ``source`` from ``store`` (default :class:`FileStore`): with ``persist`` what changed is
+        saved now (a folder that cannot be written is noted, and the index is used from memory)."""
+        from router import encoders
+
+        store = store if store is not None else FileStore()
+        own = source.chosen_encoder is None  # an encoder passed in is the caller's: never swapped for an export
+        source = source.chosen()
+        if not source.skills:  # nothing to index, and nothing a request could be ranked against
+            from router.signals import BuildReport, Signals
+
+            return cls(source, Signals((), {}), store.index_folder(source.spec), store, BuildReport())
+        signals, report = store.build(source, persist=persist, progress=progress)
+        notes = list(source.notes)
+        encoder = source.encoder
+        if report.embedded and own and encoders.onnx_enabled():
+            from indexes import Encoder as SentenceEncoder
+
+            if isinstance(encoder, SentenceEncoder):
+                with steps.step("exporting the embedding model to ONNX (once per machine)"):
+                    encoder = encoders.export_for_next_time(encoder, notes)
+        source = dataclasses.replace(source, chosen_encoder=encoder, notes=(*notes, *report.notes))
+        return cls(source, signals, store.index_folder(source.spec), store, report)
+
+    # -- what it holds ------------------------------------------------------------------------------------------
+    @property
+    def spec(self) -> LibrarySpec:
+        return self.source.spec
+
+    @property
+    def config(self) -> RouterConfig:
+        return self.source.config
+
+    @property
+    def registry(self) -> SkillRegistry:
+        return self.source.registry
+
+    @property
+    def profile(self) -> Profile:
+        return self.source.profile
+
+    @property
+    def encoder(self) -> Encoder:
+        return self.source.encoder
+
+    @property
+    def learned(self) -> Mapping[str, Sequence[str]]:
+        return self.source.learned
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.source.notes
+
+    # -- other indexes from this one ------------------------------------------------------------------------------
+    def with_config(self, config: RouterConfig, *, persist: bool = True) -> LibraryIndex:
+        """This index under ``config``: shared when ``config`` shapes the same index (only ranking fields
+        changed), else the index built for it (:func:`shapes_same_index`)."""
+        if shapes_same_index(self.config, config):
+            return dataclasses.replace(self, source=dataclasses.replace(self.source, config=config))
+        return LibraryIndex.create(self.source.with_config(config), store=self.store, persist=persist)
+
+    def with_source(self, source: LibrarySource, *, persist: bool = True) -> LibraryIndex:
+        """The index of ``source`` (the same library with other examples) from the same store: only the new texts
+        are embedded."""
+        return LibraryIndex.create(source, store=self.store, persist=persist)
 
     def save(self) -> bool:
         """Write the index to :attr:`LibrarySpec.index_folder` (only what changed); False when the folder already
         held it. Raises :class:`IndexSaveError` naming the folder when it cannot be written."""
-        report = self._report
+        report = self.report
         if report is None or report.pending is None:
             return False
         try:
@@ -69,3 +340,57 @@ class LibraryIndex:
                                  f"{exc.strerror or exc}; choose a writable folder with --index-dir") from None
         report.pending, report.saved = None, True
         return True
+
+
+def shapes_same_index(old: RouterConfig, new: RouterConfig) -> bool:
+    """Whether an index built under ``old`` serves ``new``: the same index-shaping fields
+    (``RouterConfig.index_part``) and the same signals built (:meth:`router.signals.base.Signal.wanted`)."""
+    from router.signals import registry
+
+    def built(config: RouterConfig) -> tuple[bool, ...]:
+        return tuple(signal.wanted(config) for signal in registry().values())
+
+    return old.index_part() == new.index_part() and built(old) == built(new)
+
+
+class Beside:
+    """A store's signals with signals built in process beside them (:func:`beside`): the scores of both, and the
+    store's own attributes (e.g. a database generation) read through."""
+
+    def __init__(self, base: Scorer, local: Scorer) -> None:
+        self.base, self.local = base, local
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.base.ids
+
+    def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        return {**self.base.score(texts, vectors), **self.local.score(texts, vectors)}
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.base, name)
+
+    def __setattr__(self, name: str, value: object) -> None:  # a store's settings (e.g. depth) reach the store
+        if name in ("base", "local"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.base, name, value)
+
+
+def beside(base: Scorer, source: LibrarySource, names: Sequence[str]) -> Scorer:
+    """``base`` with the signals ``names`` built in process, in memory, for ``source`` (those its config wants and
+    its library has: none for a library past :data:`router.passages.MAX_SKILLS` skills or without bodies); a store
+    that does not hold a signal serves it so. ``base`` itself when there are none."""
+    from router.signals import BuildJob, Signals, registry
+
+    wanted = {name: signal for name, signal in registry().items() if name in names and signal.wanted(source.config)}
+    skills = source.skills
+    ids = tuple(s.id for s in skills)
+    texts = {name: [signal.text(s, source.config) for s in skills] for name, signal in wanted.items()}
+
+    def no_embedding(keys: Sequence[str], batch: Sequence[str]) -> np.ndarray:
+        raise AssertionError("a signal built beside a store embeds nothing")
+
+    job = BuildJob(ids, skills, texts, no_embedding, str, {}, {}, source.config, folder=None)
+    built = {name: index for name, signal in wanted.items() if (index := signal.build(job)) is not None}
+    return Beside(base, Signals(ids, built)) if built else base

@@ -53,7 +53,9 @@ from router.errors import ConfigError, SkillRouterError
 from router.store import text_key
 
 if TYPE_CHECKING:
-    from router.routing import Router
+    from router.index import LibrarySource, Scorer
+    from router.signals import BuildReport
+    from router.spec import LibrarySpec
 
 SCHEMA_VERSION = 1
 #: Libraries with fewer skills are scored exactly (every skill's scores read); HNSW top lists from here on.
@@ -239,7 +241,7 @@ def _sql(text: str, **names: Any) -> Any:
 
 
 # -- what a generation holds ----------------------------------------------------------------------------------------
-def library_signature(router: Router) -> str:
+def library_signature(router: LibrarySource) -> str:
     """What a generation is built from: every skill's fields that its texts are made of, in order, with the
     parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a replica
     checks it on every reload)."""
@@ -316,7 +318,7 @@ class PublishReport:
     unchanged: bool = False
 
 
-def publish(db: Database, router: Router, key: str, *, progress: Callable[[str], None] | None = None,
+def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable[[str], None] | None = None,
             batch: int = EMBED_BATCH, keep: int = 2, after_embedding: Callable[[], None] | None = None
             ) -> PublishReport:
     """Build the library's index in the database: migrate, embed what the cache lacks (committed batch by batch),
@@ -476,7 +478,7 @@ class PgSignals:
         self.cut = 0  # requests whose fill was cut at the lowest retrieved score (see indexes.fill)
 
     @classmethod
-    def current(cls, db: Database, key: str, router: Router) -> PgSignals:
+    def current(cls, db: Database, key: str, router: LibrarySource) -> PgSignals:
         from indexes.tokenize import Tokenizer
 
         if router.config.embeds_bodies:  # a reader would fuse without the signal its config weighs
@@ -636,30 +638,34 @@ def database(url: str) -> Database:
         return _DATABASES[url]
 
 
-def attach(router: Router, url: str, db: Database | None = None) -> Router:
-    """``router`` whose :meth:`~router.routing.Router.build` reads the library's current generation from the
-    database at ``url`` (nothing is built in process, no index file is read or written)."""
-    database_ = db or database(url)
-    key = router._library
+class PgStore:
+    """The index store (:class:`router.index.IndexStore`) of an index in the database at ``url``: a router's
+    signals are its library's current generation there (:class:`PgSignals`; nothing is built in process, no index
+    file is read or written), and the passage index, which the database does not hold, is built in memory beside
+    them (:func:`router.index.beside`). ``Router.from_spec(spec, config, store=PgStore(url))``."""
 
-    def build(*, progress: bool = False, persist: bool = True) -> Router:
-        router._signals = PgSignals.current(database_, key, router)  # type: ignore[assignment]
-        return router
+    def __init__(self, url: str, db: Database | None = None) -> None:
+        self.url = url
+        self.database = db or database(url)
 
-    router.build = build  # type: ignore[method-assign]
-    router.index_folder = None
-    router.index_url = url  # type: ignore[attr-defined]
-    router.database = database_  # type: ignore[attr-defined]
-    return router
+    def index_folder(self, spec: LibrarySpec) -> str | None:
+        return None
+
+    def build(self, source: LibrarySource, *, persist: bool, progress: bool) -> tuple[Scorer, BuildReport]:
+        from router.index import beside
+        from router.signals import BuildReport
+
+        signals = PgSignals.current(self.database, source.spec.key, source)
+        return beside(signals, source, ("passages",)), BuildReport()
 
 
-def cmd_index_database(router: Router, *, json_output: bool = False) -> int:
+def cmd_index_database(router: LibrarySource, store: PgStore, *, json_output: bool = False) -> int:
     """``skill-router index --index-url``: migrate, embed what is missing, commit a generation, print a summary."""
-    db: Database = router.database  # type: ignore[attr-defined]
+    db = store.database
     db.probe()
     start = time.perf_counter()
     tty = sys.stderr.isatty()
-    report = publish(db, router, router._library,
+    report = publish(db, router, router.spec.key,
                      progress=(lambda line: print(f"\r{line}", end="", file=sys.stderr, flush=True)) if tty else None)
     if tty and report.embedded:
         print(file=sys.stderr)

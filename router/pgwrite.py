@@ -15,24 +15,24 @@ from typing import TYPE_CHECKING
 from router.errors import ConfigError
 
 if TYPE_CHECKING:
-    from router.routing import Router
+    from router.index import LibrarySource
 
 
-def publish_library(router: Router) -> int:
-    """Commit ``router``'s library (unbuilt, attached to its database by :func:`router.pgstore.attach`) as a new
-    generation unless the current one already holds it; returns how many texts were embedded."""
+def publish_library(source: LibrarySource) -> int:
+    """Commit the library ``source`` read (not indexed) as a new generation of its database unless the current
+    one already holds it; returns how many texts were embedded."""
     from psycopg import errors
 
     from router import pgstore
 
-    url = router.config.index_url
+    url = source.config.index_url
     if not url:
         raise ConfigError("reindexing into a database needs --index-url (or index_url in the config)")
     db = pgstore.database(url)
     with db.connection() as conn:
         pgstore.check_schema(conn, url)  # a server never migrates: 'skill-router index' does
     try:
-        report = pgstore.publish(db, router, router._library)
+        report = pgstore.publish(db, source, source.spec.key)
     except errors.InsufficientPrivilege as exc:
         raise ConfigError(f"the index database user may not write ({pgstore._first_line(exc)}): reindex with a "
                           f"user that owns the index tables in --index-url, or run 'skill-router index "

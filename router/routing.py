@@ -7,11 +7,13 @@ Two lines::
 
 Public surface:
 
-- construction: :meth:`Router.from_skills`, :meth:`Router.from_catalog`; :meth:`Router.with_config` and
-  :meth:`Router.with_examples` return a new router (a router never changes under its users);
+- construction: :meth:`Router.from_skills`, :meth:`Router.from_catalog`, :meth:`Router.from_spec` build the index
+  now (or load the fresh one the index folder holds), :meth:`Router.from_index` takes one already built
+  (:mod:`router.index`); :meth:`Router.with_config` and :meth:`Router.with_examples` return a new router (a router
+  never changes under its users: routing writes no file and changes no attribute);
 - routing: :meth:`Router.route` / :meth:`Router.route_many` (what the catalogue shows), :meth:`Router.rank` /
   :meth:`Router.rank_many` (the ranked matches), :meth:`Router.score_many` and :meth:`Router.fuse` (the scores
-  underneath, for evaluation and tuning), :meth:`Router.build` (index now rather than on the first request);
+  underneath, for evaluation and tuning);
 - what the harness sees: :meth:`Router.render`, :meth:`Router.inject`, :meth:`Router.tool`,
   :meth:`Router.call_tool`.
 
@@ -37,8 +39,6 @@ registered skill, shown or not.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,28 +47,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexes.fusion import fuse_score_arrays, tie_order
-from router import abstain, encoders, glossary, split
+from router import abstain, glossary, split
 from router import inject as injection
 from router import passages as passage_index
-from router import library as libraries
-from router import progress as steps
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
-from router.errors import ConfigError, EmptyLibraryError, ModelError, SkillNotFoundError
-from router.learned import load_learned
+from router.errors import ConfigError, EmptyLibraryError, SkillNotFoundError
 from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
-from router.signals import BuildReport, Signals, build_signals, lexical_names, registry
+from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer
+from router.signals import lexical_names
 from router.skill import Skill
 from router.spec import LibrarySpec
-from router.store import IndexFolder
-from router.texts import body_text, dense_text, index_text
 
 if TYPE_CHECKING:
     from indexes.base import Encoder
-    from router.index import LibraryIndex
+    from router.signals import BuildReport
 
 __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
@@ -94,73 +90,50 @@ class Scored:
         return len(self.texts)
 
 
-#: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
-MANY_TEXTS = 32
-
-
 class Router:
-    """Routes requests to the skills of one library, for one harness profile (see the module docstring)."""
+    """Routes requests to the skills of one library, for one harness profile (see the module docstring).
 
-    def __init__(self, registry: SkillRegistry, profile: Profile, config: RouterConfig | None = None, *,
-                 index_folder: str | None = None, library: str = "", pinned: Iterable[str] = (),
-                 excluded: Iterable[str] = (), encoder: Encoder | None = None, notes: Sequence[str] = (),
-                 signals: Signals | None = None, learned_folder: str | None = None,
-                 learned: Mapping[str, Sequence[str]] | None = None) -> None:
-        """Assemble a router from parts that are already built; prefer :meth:`from_skills` or
-        :meth:`from_catalog`. ``signals`` are indexes already built for exactly these skills and config."""
-        self._registry = registry
-        self._profile = profile
-        self._config = config or RouterConfig()
-        self._library = library
-        self.index_folder = index_folder
-        #: Where ``learn`` adds examples: the library's own folder (shared by every profile), or the index folder.
-        self.learned_folder = learned_folder or index_folder
-        #: The learned examples this router uses, by skill id (``eval`` warns when its requests are among them).
-        self.learned: dict[str, list[str]] = {k: list(v) for k, v in (learned or {}).items()}
-        self.notes: list[str] = list(notes)
-        self._encoder = encoder
-        self._own_encoder = False  # an encoder passed in is the caller's: never swapped for an export
-        self._signals = signals
+    A router holds a built, frozen index (:class:`router.index.LibraryIndex`) and never changes under its users:
+    routing, ranking and scoring write no file and change no attribute; :meth:`with_config` and
+    :meth:`with_examples` return other routers."""
+
+    def __init__(self, index: LibraryIndex, *, pinned: Iterable[str] | None = None,
+                 excluded: Iterable[str] | None = None) -> None:
+        """A router over ``index`` (prefer :meth:`from_skills`, :meth:`from_catalog`, :meth:`from_spec` or
+        :meth:`from_index`); ``pinned`` / ``excluded`` (names or ids) default to the spec's."""
+        self._index = index
+        registry = index.registry
         self._by_id = {s.id: s for s in registry}
-        self._pinned_names, self._excluded_names = tuple(pinned), tuple(excluded)
+        self._pinned_names = tuple(index.spec.pinned if pinned is None else pinned)
+        self._excluded_names = tuple(index.spec.excluded if excluded is None else excluded)
         self.pinned = self._check_names(self._pinned_names, "pinned")
         self.excluded = self._check_names(self._excluded_names, "excluded")
-        self._names: NameTable | None = None
-        self._order: np.ndarray | None = None
-        self.embedded_count = 0
-        self.saved: bool | None = None
-        #: What the last :meth:`build` did (None before one).
-        self.build_report: BuildReport | None = None
+        skills = registry.skills
+        self._names = NameTable.build(skills)
+        #: Each skill's position in id order: the one tie-break (:func:`indexes.fusion.tie_order`).
+        self.order: np.ndarray = tie_order([s.id for s in skills])
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
-    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *,
-                  encoder: Encoder | None = None) -> Router:
-        """A router over the library ``spec`` describes (:mod:`router.spec`): its skills discovered once, its index
-        folder and learned examples where the spec says. Nothing is indexed until a route needs it."""
-        confine = spec.confine or (config is not None and config.confine)
-        if spec.catalog is None:
-            with steps.step("reading the skills"):
-                loaded = spec.load(confine=confine)
-        else:
-            loaded = spec.load()
-        return cls._assemble(loaded, config, spec.index_folder, spec.key, spec.pinned, spec.excluded, encoder,
-                             spec.learned_folder)
+    def from_spec(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Encoder | None = None,
+                  store: IndexStore | None = None, progress: bool = False) -> Router:
+        """A router over the library ``spec`` describes (:mod:`router.spec`): its skills discovered once, its
+        index built now from ``store`` (default: the index folder, where what changed is saved, so the next run
+        loads it and rebuilds nothing)."""
+        source = LibrarySource.read(spec, config, encoder=encoder)
+        return cls(LibraryIndex.create(source, store=store, persist=True, progress=progress))
 
     @classmethod
     def from_index(cls, index: LibraryIndex) -> Router:
-        """A router over an index already built (:meth:`router.index.LibraryIndex.build`): it routes at once and
-        never builds; requests are embedded by the model that embedded the index."""
-        spec = index.spec
-        return cls(index.registry, index.profile, index.config, index_folder=spec.index_folder, library=spec.key,
-                   pinned=spec.pinned, excluded=spec.excluded, encoder=index.encoder, notes=index.notes,
-                   signals=index.signals, learned_folder=spec.learned_folder, learned=index.learned)
+        """A router over an index already built (:meth:`router.index.LibraryIndex.build`): it routes at once;
+        requests are embedded by the model that embedded the index."""
+        return cls(index)
 
     @classmethod
     def from_skills(cls, roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None = ("skills",),
                     profile: str | Profile = "agentskills", config: RouterConfig | None = None, *,
                     index_folder: str | None = None, pinned: Iterable[str] = (), excluded: Iterable[str] = (),
-                    encoder: Any = None) -> Router:
+                    encoder: Any = None, store: IndexStore | None = None) -> Router:
         """Discover skills under ``roots`` with ``profile``'s rules and build a router over them (``roots=None``:
         wherever the profile's harness looks by itself, from the current folder).
 
@@ -168,88 +141,111 @@ class Router:
         ``skill-router learn`` kept in this library's index folder.
         """
         spec = LibrarySpec.create(roots, profile=profile, pinned=pinned, excluded=excluded, index_dir=index_folder)
-        return cls.from_spec(spec, config, encoder=encoder)
+        return cls.from_spec(spec, config, encoder=encoder, store=store)
 
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], profile: str | Profile = "agentskills",
                      config: RouterConfig | None = None, *, index_folder: str | None = None,
-                     pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None) -> Router:
+                     pinned: Iterable[str] = (), excluded: Iterable[str] = (), encoder: Any = None,
+                     store: IndexStore | None = None) -> Router:
         """A router over a JSONL catalogue of ``{"id", "name", "description"}`` rows."""
         spec = LibrarySpec.create(catalog=path, profile=profile, pinned=pinned, excluded=excluded,
                                   index_dir=index_folder)
-        return cls.from_spec(spec, config, encoder=encoder)
-
-    @classmethod
-    def _assemble(cls, loaded: libraries.Library, config: RouterConfig | None, folder: str, key: str,
-                  pinned: Iterable[str], excluded: Iterable[str], encoder: Any, learned_at: str) -> Router:
-        registry, notes = loaded.registry, list(loaded.notes)
-        owner = IndexFolder(folder).built_for()
-        # Examples learned before they were kept per library lie in the profile's index folder: still read.
-        learned = load_learned(folder) if owner in (None, key) else {}
-        if owner not in (None, key) and load_learned(folder):
-            notes.append(f"the learned examples in {folder} were learned for another library; not using them")
-        if learned_at != folder:
-            for skill_id, queries in load_learned(learned_at).items():
-                known_queries = learned.setdefault(skill_id, [])
-                known_queries.extend(q for q in queries if q not in known_queries)
-        if learned:
-            known = {s.id for s in registry}
-            unknown = sorted(k for k in learned if k not in known)
-            if unknown:
-                notes.append(f"ignoring learned examples of skills no longer in the library: {', '.join(unknown[:5])}")
-            learned = {k: v for k, v in learned.items() if k in known}
-            registry, _ = libraries.with_examples(registry, learned)
-        return cls(registry, loaded.profile, config, index_folder=folder, library=key, pinned=pinned,
-                   excluded=excluded, encoder=encoder, notes=notes, learned_folder=learned_at, learned=learned)
+        return cls.from_spec(spec, config, encoder=encoder, store=store)
 
     def with_config(self, config: RouterConfig | None = None, **changes: Any) -> Router:
-        """A router over the same library with ``config`` (or this config with ``changes``). The built indexes
-        are shared when the text they index and the model are unchanged; otherwise the new router rebuilds."""
-        new = (config or self._config).with_(**changes)
-        same_index = new.index_part() == self._config.index_part()
-        return Router(self._registry, self._profile, new, index_folder=self.index_folder, library=self._library,
-                      pinned=self._pinned_names, excluded=self._excluded_names,
-                      encoder=self._encoder if new.model == self._config.model else None, notes=self.notes,
-                      signals=self._signals if same_index else None, learned_folder=self.learned_folder,
-                      learned=self.learned)
+        """A router over the same library with ``config`` (or this config with ``changes``). The built index is
+        shared when only ranking fields changed; otherwise the new router's index is built now."""
+        new = (config or self.config).with_(**changes)
+        return Router(self._index.with_config(new), pinned=self._pinned_names, excluded=self._excluded_names)
 
-    def with_examples(self, examples: Mapping[str, Sequence[str]]) -> Router:
+    def with_examples(self, examples: Mapping[str, Sequence[str]], *, persist: bool = True,
+                      progress: bool = False) -> Router:
         """A router whose skills also have these example requests (skill id or name -> requests); only the new
-        requests are embedded when it is built."""
-        registry, _ = libraries.with_examples(self._registry, examples)
-        return self._with_registry(registry)
+        requests are embedded. ``persist`` False writes nothing."""
+        return self._over(self._index.source.with_examples(examples), persist, progress)
 
-    def without_examples(self, texts: Iterable[str]) -> Router:
+    def without_examples(self, texts: Iterable[str], *, persist: bool = True) -> Router:
         """A router whose skills no longer have these example requests (``tune`` scoring dev requests that were
-        learned: a request is never its own example)."""
-        dropped = set(texts)
-        registry = SkillRegistry([dataclasses.replace(s, examples=tuple(e for e in s.examples if e not in dropped))
-                                  for s in self._registry], discovery=self._registry.discovery)
-        return self._with_registry(registry)
+        learned: a request is never its own example). ``persist`` False writes nothing."""
+        return self._over(self._index.source.without_examples(texts), persist, False)
 
-    def _with_registry(self, registry: SkillRegistry) -> Router:
-        """This router over ``registry`` (the same skills with other examples): same config, encoder, choices."""
-        return Router(registry, self._profile, self._config, index_folder=self.index_folder, library=self._library,
-                      pinned=self._pinned_names, excluded=self._excluded_names, encoder=self._encoder,
-                      notes=self.notes, learned_folder=self.learned_folder, learned=self.learned)
+    def _over(self, source: LibrarySource, persist: bool, progress: bool) -> Router:
+        index = LibraryIndex.create(source, store=self._index.store, persist=persist, progress=progress)
+        return Router(index, pinned=self._pinned_names, excluded=self._excluded_names)
+
+    def build(self, *, progress: bool = False, persist: bool = True) -> Router:
+        """This router: its index was built when it was made (kept so that code calling it still runs)."""
+        return self
 
     # -- what it holds ------------------------------------------------------------------------------------------
     @property
+    def index(self) -> LibraryIndex:
+        """The built index this router ranks with."""
+        return self._index
+
+    @property
+    def source(self) -> LibrarySource:
+        """The library the index was built from (its skills, profile and config)."""
+        return self._index.source
+
+    @property
+    def spec(self) -> LibrarySpec:
+        return self._index.spec
+
+    @property
     def config(self) -> RouterConfig:
         """The parameters (read-only: :meth:`with_config` makes a router with others)."""
-        return self._config
+        return self._index.config
 
     @property
     def registry(self) -> SkillRegistry:
-        return self._registry
+        return self._index.registry
 
     @property
     def profile(self) -> Profile:
-        return self._profile
+        return self._index.profile
 
     @property
     def skills(self) -> tuple[Skill, ...]:
-        return self._registry.skills
+        return self._index.registry.skills
+
+    @property
+    def notes(self) -> list[str]:
+        """What reading and building the library noted (a copy)."""
+        return list(self._index.notes)
+
+    @property
+    def index_folder(self) -> str | None:
+        """The folder the index is kept in (None for an index in a database)."""
+        return self._index.index_folder
+
+    @property
+    def learned_folder(self) -> str:
+        """Where ``learn`` adds examples: the library's own folder (shared by every profile), or the index folder."""
+        return self._index.spec.learned_folder
+
+    @property
+    def learned(self) -> dict[str, list[str]]:
+        """The learned examples this router uses, by skill id (``eval`` warns when its requests are among them)."""
+        return {k: list(v) for k, v in self._index.learned.items()}
+
+    @property
+    def build_report(self) -> BuildReport | None:
+        """What building the index did."""
+        return self._index.report
+
+    @property
+    def embedded_count(self) -> int:
+        """How many texts building the index embedded."""
+        report = self._index.report
+        return report.embedded if report is not None else 0
+
+    @property
+    def saved(self) -> bool | None:
+        """Whether building saved the index (None: nothing to save)."""
+        report = self._index.report
+        return report.saved if report is not None else None
 
     def skill_by_id(self, ident: str) -> Skill:
         """The skill whose ranking id is ``ident``."""
@@ -259,118 +255,40 @@ class Router:
             raise SkillNotFoundError(f"no skill with id '{ident}'") from None
 
     def _check_names(self, names: Iterable[str], what: str) -> frozenset[str]:
-        chosen = set()
-        for name in names:
-            skill = self._registry.lookup(name)
-            if skill is None:
-                raise SkillNotFoundError(f"{what} skill '{name}' is not in the library; run 'skill-router list'")
-            chosen.add(skill.id)
-        return frozenset(chosen)
+        return named_ids(self.registry, names, what)
 
     def signal_texts(self) -> dict[str, list[str]]:
         """Each signal's text (:meth:`router.signals.base.Signal.text`) for each skill, in skill order."""
-        return {name: [signal.text(s, self._config) for s in self.skills] for name, signal in registry().items()}
+        return self.source.signal_texts()
 
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
-        return [index_text(s) for s in self.skills]
+        return self.source.index_texts()
 
     def dense_texts(self) -> list[str]:
         """The text the ``dense`` signal embeds for each skill, in skill order."""
-        return [dense_text(s, with_name=self._config.dense_name) for s in self.skills]
+        return self.source.dense_texts()
 
     def body_texts(self) -> list[str]:
         """The body text the ``body_*`` signals index for each skill ('' for none), in skill order."""
-        return [body_text(s.body, self._config.body, self._config.body_tokens) for s in self.skills]
+        return self.source.body_texts()
 
     # -- the encoder and the indexes ----------------------------------------------------------------------------
     @property
     def encoder(self) -> Encoder:
-        """The embedding model (the bundled all-MiniLM-L6-v2 unless the config names one): its checked ONNX export
-        when one is cached, else sentence-transformers loaded on first use (:mod:`router.encoders`)."""
-        if self._encoder is None:
-            self._encoder = encoders.choose(self._config.model, self.notes)
-            self._own_encoder = True
-        return self._encoder
+        """The embedding model that embedded the index (the bundled all-MiniLM-L6-v2 unless the config names one):
+        its checked ONNX export when one is cached, else sentence-transformers loaded on first use
+        (:mod:`router.encoders`)."""
+        return self._index.encoder
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit embeddings of ``texts``, shape (len(texts), dim), in the encoder's own batch size."""
-        from indexes import ModelLoadError
-
-        if not texts:
-            return np.zeros((0, self.encoder.dim), dtype=np.float32)
-        try:
-            encoder = self.encoder
-            if not steps.active():
-                return encoder.encode(list(texts), progress=progress)
-            load = getattr(encoder, "load", None)  # sentence-transformers: its import alone takes seconds
-            if getattr(encoder, "loaded", True) is False and load is not None:
-                with steps.step("loading the embedding model (sentence-transformers)"):
-                    load()
-            if len(texts) < MANY_TEXTS:
-                return encoder.encode(list(texts), progress=False)
-            with steps.step(f"embedding {len(texts):,} texts", total=len(texts)) as advance:
-                return encoder.encode(list(texts), progress=advance)
-        except ModelLoadError as exc:
-            raise ModelError(str(exc)) from None
-
-    def build(self, *, progress: bool = False, persist: bool = True) -> Router:
-        """Build (or refresh) the indexes now, embedding only texts the index folder does not hold yet."""
-        from router.version import package_version
-
-        folder = IndexFolder(self.index_folder, self._library, package_version()) if self.index_folder else None
-        if steps.active() and (folder is None or folder.built_for() is None):
-            steps.note(f"first build of the index of {len(self.skills):,} skills: each skill is embedded once (and the "
-                       "model exported to ONNX, once per machine); later runs reuse it")
-        parameters = {"profile": self._profile.name, **self._config.index_parameters()}
-        with steps.step(f"building the index of {len(self.skills):,} skills"):
-            self._signals, report = build_signals(
-                self.skills, self.signal_texts(), embed_bodies=self._config.embeds_bodies,
-                model_id=self.encoder.model_id,
-                dim=self.encoder.dim,
-                encode=lambda texts: self.encode(texts, progress=progress), folder=folder,
-                parameters=parameters, persist=persist)
-        self.__dict__.pop("passages", None)  # router.passages: found again for the skills as they are now (unless
-        # nothing may be written yet, then on first use, beside the index once it is saved)
-        if persist and self._config.weights["passages"] > 0 and any(s.body for s in self.skills):
-            with steps.step("indexing the passages of the skills' bodies"):
-                _ = self.passages
-        self._report(report)
-        if report.embedded and self._own_encoder:
-            from indexes import Encoder
-
-            if isinstance(self._encoder, Encoder) and encoders.onnx_enabled():
-                with steps.step("exporting the embedding model to ONNX (once per machine)"):
-                    self._encoder = encoders.export_for_next_time(self._encoder, self.notes)
-        return self
-
-    def _report(self, report: BuildReport) -> None:
-        self.build_report = report
-        self.embedded_count = report.embedded
-        self.saved = report.saved
-        self.notes.extend(report.notes)
+        return self._index.source.encode(texts, progress=progress)
 
     @property
-    def signals(self) -> Signals:
-        """The built indexes (built on first use)."""
-        if self._signals is None:
-            self.build()
-        assert self._signals is not None
-        return self._signals
-
-    @property
-    def order(self) -> np.ndarray:
-        """Each skill's position in id order: the one tie-break (:func:`indexes.fusion.tie_order`)."""
-        if self._order is None:
-            self._order = tie_order([s.id for s in self.skills])
-        return self._order
-
-    @functools.cached_property
-    def passages(self) -> passage_index.PassageIndex | None:
-        """The passage index of the skills' bodies (:mod:`router.passages`), None when no skill has a body; found
-        or built on first use, then kept."""
-        return passage_index.for_skills([s.id for s in self.skills], [s.body or "" for s in self.skills],
-                                        self.index_folder)
+    def signals(self) -> Scorer:
+        """The built signals (:class:`router.signals.Signals`, or a store's own)."""
+        return self._index.signals
 
     # -- scoring ------------------------------------------------------------------------------------------------
     def conversation(self, query: Query) -> Conversation:
@@ -389,10 +307,10 @@ class Router:
 
     def _score(self, turns: Sequence[Conversation], *, progress: bool = False) -> Scored:
         texts = [t.request for t in turns]
-        use_context = self._config.context_weight > 0
+        use_context = self.config.context_weight > 0
         rows = np.array([i for i, t in enumerate(turns) if use_context and t.context.strip()], dtype=np.int64)
         contexts = [turns[i].context for i in rows]
-        if self._config.glosses:  # Chinese words scored with their English glosses too (router.glossary)
+        if self.config.glosses:  # Chinese words scored with their English glosses too (router.glossary)
             routed, contexts = [glossary.with_glosses(t) for t in texts], [glossary.with_glosses(c) for c in contexts]
         else:
             routed = texts
@@ -400,11 +318,6 @@ class Router:
         vectors = self.encode(routed + contexts, progress=progress)
         scores = signals.score(routed, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
-        if self._config.weights["passages"] > 0 and (found := self.passages) is not None:  # router.passages
-            passages = registry()["passages"]  # its index is the router's, scored by the signal as the others are
-            scores["passages"] = passages.score(found, routed, vectors[:len(texts)], scores)
-            if len(rows):
-                context["passages"] = passages.score(found, contexts, vectors[len(texts):], context)
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)
 
     def fuse(self, scored: Scored, *, without: Iterable[str] = ()) -> np.ndarray:
@@ -412,7 +325,7 @@ class Router:
         conversation adds ``context_weight`` times the fused score of its earlier turns. ``without`` leaves
         signals out (e.g. ``{"examples"}``)."""
         left_out = set(without)
-        config = self._config
+        config = self.config
         lexical = lexical_names()
 
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -439,15 +352,11 @@ class Router:
         """The ranking rules (:mod:`router.ranking`) applied to every row of ``scored`` (fused by :meth:`fuse`
         unless ``fused`` is given): each request's top-``k`` matches, named skills among them, pinned ones after
         them, excluded ones never (``pinned`` / ``excluded``: skill ids, default the router's own)."""
-        if not self.skills:
-            raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
-                                    "(each with a SKILL.md) or catalogue rows first")
+        self._require_skills()
         k = self._k(k)
         left_out = set(without)
         if fused is None:
             fused = self.fuse(scored, without=left_out)
-        if self._names is None:
-            self._names = NameTable.build(self.skills)
         excluded_mask = self._mask(self.excluded if excluded is None else excluded)
         pinned_mask = self._mask(self.pinned if pinned is None else pinned)
         out = []
@@ -458,11 +367,16 @@ class Router:
             out.append(matches(chosen, self.skills, fused[row], per_signal, self.order))
         return out
 
+    def _require_skills(self) -> None:
+        if not self.skills:
+            raise EmptyLibraryError("the library has no skills, so there is nothing to rank: add skill folders "
+                                    "(each with a SKILL.md) or catalogue rows first")
+
     def _mask(self, ids: frozenset[str]) -> np.ndarray | None:
         return np.array([s.id in ids for s in self.skills], dtype=bool) if ids else None
 
     def _k(self, k: int | None) -> int:
-        k = self._config.k if k is None else k
+        k = self.config.k if k is None else k
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         return min(int(k), len(self.skills))
@@ -473,7 +387,7 @@ class Router:
         def resolve(names: Iterable[str], what: str) -> frozenset[str]:
             out = set()
             for name in names:
-                skill = self._registry.lookup(name)
+                skill = self.registry.lookup(name)
                 if skill is None:
                     raise ConfigError(f"{what} skill '{name}' is not in the library; 'skill-router list' or GET "
                                       "/v1/skills lists them")
@@ -488,6 +402,7 @@ class Router:
         ``exclude`` add skills to pin and exclude for these requests only."""
         if not queries:
             return []
+        self._require_skills()
         pinned, excluded = self.choices(pin, exclude)
         return self.rank_scored(self.score_many(queries), k, pinned=pinned, excluded=excluded)
 
@@ -506,7 +421,7 @@ class Router:
         skills = self.skills
         if not skills:
             return [Routing(matches=(), shown=(), routed=False) for _ in turns]
-        if len(skills) <= self._config.route_above:
+        if len(skills) <= self.config.route_above:
             shown = tuple(s for s in skills if s.id not in excluded)
             return [Routing(matches=(), shown=shown, routed=False) for _ in turns]
         scored = self._score(turns)
@@ -514,15 +429,15 @@ class Router:
         excluded_mask = self._mask(excluded)
         cosine = confidence_scores(scored.signals)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode) \
-            if self._config.no_skill else None
+            if self.config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded_mask)
             no_skill = everyday is not None and all(m.reason != "named" for m in found) \
                 and abstain.fits_no_skill(sure, float(everyday[row]))
-            abstained = self._config.threshold is not None and sure < self._config.threshold
+            abstained = self.config.threshold is not None and sure < self.config.threshold
             chosen = {m.id for m in found}
-            if abstained and self._config.on_abstain == "empty":
+            if abstained and self.config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= pinned
             shown = tuple(s for s in skills if s.id in chosen and s.id not in excluded)
@@ -539,7 +454,7 @@ class Router:
     def render(self, query: Query | None = None, k: int | None = None) -> str:
         """The profile's catalogue holding only the chosen skills (all of them when ``query`` is None)."""
         shown = self.skills if query is None else self.route(query, k).shown
-        return self._profile.render(list(shown))
+        return self.profile.render(list(shown))
 
     def inject(self, messages: Sequence[Mapping[str, Any]], k: int | None = None) -> list[dict[str, Any]]:
         """``messages`` with the routed catalogue injected idempotently (the genkit rule)."""
@@ -547,15 +462,27 @@ class Router:
 
     def tool(self) -> ToolSpec | None:
         """The profile's skill tool for the whole library."""
-        return self._profile.tool(list(self.skills))
+        return self.profile.tool(list(self.skills))
 
     def call_tool(self, arguments: Mapping[str, Any] | str | None, call_name: str | None = None) -> str:
         """Answer a skill-tool call for any registered skill, exactly as the harness does."""
-        return self._profile.call_tool(self._registry, arguments, call_name)
+        return self.profile.call_tool(self.registry, arguments, call_name)
 
     def load_skill(self, name: str) -> str:
         """What the skill tool answers when the model loads the skill called ``name`` (the one call path of the
         ``use`` command, ``POST /v1/tool {"name"}`` and the MCP ``load_skill`` tool)."""
-        arguments, call_name = self._profile.skill_call(name, list(self.skills))
+        arguments, call_name = self.profile.skill_call(name, list(self.skills))
         return self.call_tool(arguments, call_name)
 
+
+
+def named_ids(registry: SkillRegistry, names: Iterable[str], what: str) -> frozenset[str]:
+    """The ids of the skills ``names`` (names or ids) name; raises :class:`SkillNotFoundError` for one that is not
+    in the library (``what``: ``pinned`` or ``excluded``)."""
+    chosen = set()
+    for name in names:
+        skill = registry.lookup(name)
+        if skill is None:
+            raise SkillNotFoundError(f"{what} skill '{name}' is not in the library; run 'skill-router list'")
+        chosen.add(skill.id)
+    return frozenset(chosen)

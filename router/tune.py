@@ -8,9 +8,10 @@
 
 What is fitted, and on what:
 
-- the fusion method (``zscore``, ``rrf``), the BM25 weight (0, 0.25, 0.5, 0.75, 1; dense fixed at 1), when
-  examples exist the example weight (0.5, 1, 2, 4), and when skills have bodies the body signals' weight (0, 1 or 2
-  times the configured body_bm25 and body_dense), maximising the mean ``objective`` (``mrr``, ``hit@1`` or
+- the fusion method (``zscore``, ``rrf``) and the weights each signal declares (its ``tuning``,
+  :class:`router.signals.base.Tuning`; the bundled ones: BM25 0, 0.3, 0.5, 0.75, 1 with dense fixed at 1, when
+  examples exist the example weight 0.5, 1, 2, 4, and when skills have bodies the body signals' weights 0, 1 or 2
+  times the configured body_bm25, body_dense and passages), maximising the mean ``objective`` (``mrr``, ``hit@1`` or
   ``recall@5``) over the gold requests, each scored in its own cross-validation fold (Stone 1974);
 - the abstention threshold, when some requests have no gold skill: the F1-best cut on the routing confidence
   (:func:`router.evaluation.metrics.best_threshold`).
@@ -59,11 +60,7 @@ if TYPE_CHECKING:
 Objective = Literal["mrr", "hit@1", "recall@5"]
 OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
 TUNED_FUSIONS = ("zscore", "rrf")
-BM25_WEIGHTS = (0.0, 0.3, 0.5, 0.75, 1.0)  # the default 0.3 among them
-EXAMPLE_WEIGHTS = (0.5, 1.0, 2.0, 4.0)
-# Multiples of the configured body weights (body_bm25, body_dense), tried when the library has SKILL.md bodies.
-BODY_SCALES = (0.0, 1.0, 2.0)
-DENSE_WEIGHT = 1.0
+# The weights tried for each signal are the signal's own (its ``tuning``, router/signals/<name>.py).
 RECALL_K = 5
 #: A fitted threshold abstaining on more than this share of held-out requests that have a gold skill is dropped.
 MAX_FALSE_ABSTENTION = 0.5
@@ -162,27 +159,23 @@ def tune(router: "Router", requests: Sequence[Request], *, folds: int = 5, seed:
             rows, owners = _example_pairs(dev, [i for i in gold_rows if fold_of[i] != fold])
             examples[test] = example_scores(dev.vectors[test], dev.vectors[rows], owners, base[test])
         dev.with_examples(examples)
-    has_examples = "examples" in dev.signals
-    has_body = any(name in dev.signals for name in _body_signals())
+    grid_axes = _axes(dev.signals)
 
     grid: list[dict[str, Any]] = []
     per_request: list[np.ndarray] = []  # each setting's objective per gold request, for the nested folds
-    settings = list(itertools.product(TUNED_FUSIONS, BM25_WEIGHTS, EXAMPLE_WEIGHTS if has_examples else (None,),
-                                      BODY_SCALES if has_body else (None,)))
-    for fusion, bm25, example, body in steps.track(settings, f"trying {len(settings)} fusion settings"):
-        weights = {"bm25": bm25, "dense": DENSE_WEIGHT, "examples": example or 0.0, **_body_weights(router, body)}
-        values = dev.per_request(fusion, weights, router.config.rrf_k)
-        per_request.append(values[objective])
-        row = {"fusion": fusion, "bm25": bm25, "dense": DENSE_WEIGHT, "examples": example,
-               **{name: float(np.mean(v)) for name, v in values.items()}}
-        if has_body:
-            row["body_scale"] = body
+    settings: list[tuple[Any, ...]] = list(itertools.product(TUNED_FUSIONS, *(axis.values for axis in grid_axes)))
+    for setting in steps.track(settings, f"trying {len(settings)} fusion settings"):
+        fusion, chosen = setting[0], dict(zip((axis.key for axis in grid_axes), setting[1:]))
+        objectives = dev.per_request(fusion, _weights(router.config, grid_axes, chosen, trial=True),
+                                     router.config.rrf_k)
+        per_request.append(objectives[objective])
+        row = {"fusion": fusion, **_named(grid_axes, chosen),
+               **{name: float(np.mean(v)) for name, v in objectives.items()},
+               **{axis.key: chosen[axis.key] for axis in grid_axes if axis.group and axis.present}}
         grid.append(row)
     # Rounding lets mathematically equal objectives tie exactly; argmax then keeps the first setting tried.
     best = grid[_first_best([g[objective] for g in grid])]
-    weights = {"bm25": best["bm25"], "dense": DENSE_WEIGHT,
-               "examples": best["examples"] if has_examples else router.config.weights["examples"],
-               **_body_weights(router, best.get("body_scale"))}
+    weights = _weights(router.config, grid_axes, {axis.key: best.get(axis.key) for axis in grid_axes}, trial=False)
 
     summary: dict[str, float] = {name: best[name] for name in OBJECTIVES}
     default = dev.metrics(router.config.fusion, router.config.weights, router.config.rrf_k)
@@ -267,18 +260,75 @@ def _without_own_examples(router: "Router", requests: Sequence[Request], notes: 
         return router
     notes.append(f"{found} example requests of the library are dev requests themselves (learned from this file?): "
                  "the dev requests are scored without them")
-    return router.without_examples(texts).build(persist=False)
+    return router.without_examples(texts, persist=False)
 
 
-def _body_weights(router: "Router", scale: float | None) -> dict[str, float]:
-    """The body signals' weights at ``scale`` times the router's (unchanged when ``scale`` is None)."""
-    factor = 1.0 if scale is None else scale
-    return {name: factor * router.config.weights[name] for name in _body_signals()}
+@dataclass(frozen=True)
+class _Axis:
+    """One dimension of the grid, from a signal's :class:`router.signals.base.Tuning`: the weights of one signal
+    (``signals`` of one name) or the multiples of a group's configured weights (``group``); ``present`` when the
+    dev requests have scores of it (else its one value is None)."""
+
+    key: str
+    signals: tuple[str, ...]
+    values: tuple[float | None, ...]
+    present: bool
+    group: str = ""
 
 
-def _body_signals() -> tuple[str, ...]:
-    """The signals over the SKILL.md body (``reads_body``), whose weights tuning scales together."""
-    return tuple(name for name, signal in registry().items() if signal.reads_body)
+def _axes(scores: Mapping[str, np.ndarray]) -> list[_Axis]:
+    """The grid's dimensions, in the signals' order (the weights of each signal that declares some, then each
+    group's scale), as every registered signal's ``tuning`` declares them."""
+    single: list[_Axis] = []
+    groups: dict[str, tuple[tuple[float, ...], list[str]]] = {}
+    for name, signal in registry().items():
+        tuning = signal.tuning
+        if tuning is None or tuning.fixed is not None:
+            continue
+        if tuning.weights:
+            present = name in scores
+            single.append(_Axis(name, (name,), tuning.weights if present else (None,), present))
+        elif tuning.scales:
+            found = groups.setdefault(tuning.group, (tuning.scales, []))
+            found[1].append(name)
+    grouped = []
+    for group, (scales, members) in groups.items():
+        present = any(name in scores for name in members)
+        grouped.append(_Axis(f"{group}_scale", tuple(members), scales if present else (None,), present, group))
+    return single + grouped
+
+
+def _named(axes: Sequence[_Axis], chosen: Mapping[str, float | None]) -> dict[str, Any]:
+    """A grid row's weights by signal name: each tuned signal's tried weight and each fixed signal's weight."""
+    tried = {axis.key: chosen[axis.key] for axis in axes if not axis.group}
+    out: dict[str, Any] = {}
+    for name, signal in registry().items():
+        if signal.tuning is not None and signal.tuning.fixed is not None:
+            out[name] = signal.tuning.fixed
+        elif name in tried:
+            out[name] = tried[name]
+    return out
+
+
+def _weights(config: RouterConfig, axes: Sequence[_Axis], chosen: Mapping[str, float | None], *,
+             trial: bool) -> dict[str, float]:
+    """The weights of one setting: a tried weight; a fixed one; a group's configured weights times its scale
+    (unchanged for None); the configured weight of a signal without tuning. A signal the dev requests have no
+    scores of weighs 0 in a ``trial`` and keeps its configured weight in the tuned config."""
+    weights = dict(config.weights)
+    for name, signal in registry().items():
+        if signal.tuning is not None and signal.tuning.fixed is not None:
+            weights[name] = signal.tuning.fixed
+    for axis in axes:
+        value = chosen.get(axis.key)
+        if axis.group:
+            factor = 1.0 if value is None else value
+            weights.update({name: factor * config.weights[name] for name in axis.signals})
+        elif value is not None:
+            weights[axis.key] = value
+        elif trial:
+            weights[axis.key] = 0.0
+    return weights
 
 
 def assign_folds(has_gold: Sequence[bool], folds: int, seed: int) -> np.ndarray:

@@ -10,9 +10,11 @@ from indexes import FakeEncoder
 from indexes.fusion import normalise
 from router.config import RouterConfig
 from router.profiles import get_profile
+from router.index import LibraryIndex, LibrarySource
 from router.registry import SkillRegistry
 from router.routing import Router
 from router.skill import Skill
+from router.spec import LibrarySpec
 
 SKILLS = [Skill(name="AusPetrolPrices", description="Average daily petrol price in a state."),
           Skill(name="FinanceTool", description="Stay informed with the latest updates and insights."),
@@ -20,8 +22,10 @@ SKILLS = [Skill(name="AusPetrolPrices", description="Average daily petrol price 
 
 
 def router(weight: float, encoder: FakeEncoder) -> Router:
-    return Router(SkillRegistry(SKILLS), get_profile("agentskills"), RouterConfig(route_above=0,
-                  weights={"name_dense": weight}), encoder=encoder)
+    config = RouterConfig(route_above=0, weights={"name_dense": weight})
+    source = LibrarySource(LibrarySpec.create([]), config, SkillRegistry(SKILLS), get_profile("agentskills"),
+                           chosen_encoder=encoder)
+    return Router(LibraryIndex.create(source, persist=False))
 
 
 def test_the_name_words_alone_are_embedded_and_scored_by_cosine() -> None:

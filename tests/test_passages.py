@@ -94,12 +94,11 @@ def test_no_passage_weight_builds_no_passages(tmp_path, encoder, weights) -> Non
 def test_over_max_skills_the_lead_stands_in(tmp_path, encoder, monkeypatch) -> None:
     for n in range(4):
         write_skill(tmp_path / "skills", f"s{n}", f"Skill number {n}.", body=f"# S{n}\nbody words {n} kiln\n")
-    router = Router.from_skills([str(tmp_path / "skills")], "agentskills", RouterConfig(route_above=0),
-                                index_folder=str(tmp_path / "idx"), encoder=encoder)
     monkeypatch.setattr(module, "MAX_SKILLS", 3)
-    big = router.with_config(k=5)
-    assert big.passages is None
-    lead = router.with_config(weights={"passages": 0.0, "body_bm25": 0.5})
+    big = Router.from_skills([str(tmp_path / "skills")], "agentskills", RouterConfig(route_above=0),
+                             index_folder=str(tmp_path / "idx"), encoder=encoder)
+    assert "passages" not in big.index.signals.indexes
+    lead = big.with_config(weights={"passages": 0.0, "body_bm25": 0.5})
     scored = big.score_many(["kiln body words 2"])
     assert "passages" not in scored.signals
     assert np.array_equal(big.fuse(scored), lead.fuse(lead.score_many(["kiln body words 2"])))

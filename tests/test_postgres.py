@@ -52,7 +52,7 @@ def test_same_top5_as_the_file_store_on_the_bundled_library(pg, capsys, tmp_path
     assert status == 0 and json.loads(out)["generation"] >= 1
     queries = _queries("bundled-dev.jsonl", "bundled-test.jsonl")
     files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)]), pg.url)
+    database = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert database.index_folder is None
     same = [a == b for a, b in zip(_top5(files, queries), _top5(database, queries))]
     assert len(same) == 342 and sum(same) / len(same) >= 0.99, f"{sum(same)} of {len(same)} equal"
@@ -91,7 +91,6 @@ def test_a_reader_never_migrates_it_says_to_run_index(capsys, tmp_path) -> None:
 KILLED_WRITER = """
 import sys, time
 from router import pgstore
-from router.routing import Router
 original = pgstore._postings
 def slow(index):
     for i, row in enumerate(original(index)):
@@ -100,18 +99,21 @@ def slow(index):
             time.sleep(60)
         yield row
 pgstore._postings = slow
-router = pgstore.attach(Router.from_skills([sys.argv[1]]), sys.argv[2])
-pgstore.publish(router.database, router, router._library)
+from router.index import LibrarySource
+from router.spec import LibrarySpec
+source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
+pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
 """
 
 
 def test_a_writer_killed_mid_generation_leaves_the_previous_one_serving(pg, capsys, tmp_path) -> None:
     from router import pgstore
     from router.routing import Router
+    from router.spec import LibrarySpec
 
     library = copy_bundled(tmp_path / "skills")
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
-    before = pgstore.attach(Router.from_skills([str(library)]), pg.url).build().signals.generation.id
+    before = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url)).signals.generation.id
     write_skill(library, "zz-tide-tables", "Predict tide heights and times for a harbour from tide tables.")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(library), pg.url], stdout=subprocess.PIPE,
@@ -129,7 +131,7 @@ def test_a_writer_killed_mid_generation_leaves_the_previous_one_serving(pg, caps
 
     with psycopg.connect(pg.url) as conn:
         time.sleep(0.5)  # the server notices the closed connection and rolls the transaction back
-        key = pgstore.attach(Router.from_skills([str(library)]), pg.url)._library
+        key = LibrarySpec.create([str(library)]).key
         current = conn.execute("SELECT generation FROM skill_router_libraries WHERE key = %s", (key,)).fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE %s",
                               (f"{pgstore.library_prefix(key)}_g{before + 1}_%",)).fetchone()[0]
@@ -200,7 +202,7 @@ def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp
     monkeypatch.setattr(passages, "MAX_SKILLS", 10)
     whole = RouterConfig(split_weight=0)
     files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
+    database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
     signals = database.signals
     signals.depth = 12
     exact, retrieved = files.score_many(queries), database.score_many(queries)
@@ -244,15 +246,19 @@ def test_libraries_of_two_profiles_share_one_database_and_the_config_names_it(pg
 
 def test_same_top5_as_the_file_store_on_the_corpora(pg, tmp_path) -> None:
     from router import pgstore
+    from router.index import LibrarySource
     from router.routing import Router
+    from router.spec import LibrarySpec
 
     corpora = Path(os.environ.get("SKILL_ROUTER_SHARED", ROOT.parent / "shared")) / "corpora"
     ROOTS = [str(corpora / r) for r in ("anthropic-skills/skills", "scientific-skills/scientific-skills",
                                          "awesome-skills/skills")]  # as benchmarks/corpora.py
     if not all(os.path.isdir(root) for root in ROOTS):
         pytest.skip(f"the shared corpora are not at {ROOTS[0]}")
-    database = pgstore.attach(Router.from_skills(ROOTS), pg.url)
-    pgstore.publish(database.database, database, database._library)
+    store = pgstore.PgStore(pg.url)
+    source = LibrarySource.read(LibrarySpec.create(ROOTS)).chosen()
+    pgstore.publish(store.database, source, source.spec.key)
+    database = Router.from_skills(ROOTS, store=store)
     files = Router.from_skills(ROOTS, index_folder=str(tmp_path / "index"))
     queries = _queries("corpora-dev.jsonl", "corpora-test.jsonl")
     same = [a == b for a, b in zip(_top5(files, queries), _top5(database, queries))]

@@ -183,7 +183,7 @@ def test_the_hnsw_path_scores_example_requests_with_their_exact_spread(pg, capsy
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     whole = RouterConfig(split_weight=0)
     files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
+    database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
     assert database.signals.has_examples and database.signals.generation.n == 52
     database.signals.depth = 12
     queries = [r["query"] for r in _requests("bundled-test.jsonl")]
@@ -249,7 +249,7 @@ def test_on_the_hnsw_path_a_requests_parts_retrieve_their_own_candidates(pg, cap
     assert len(texts) == 51 and all(len(parts(t)) >= 2 for t in texts)
     config = RouterConfig()  # split_weight 0.5: the parts' best scores count
     files = Router.from_skills([str(library)], config=config, index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)], config=config), pg.url).build()
+    database = Router.from_skills([str(library)], config=config, store=pgstore.PgStore(pg.url))
     signals = database.signals
     signals.depth = 5
     asked: list[str] = []
@@ -281,7 +281,7 @@ def test_below_the_passage_limit_a_replica_scores_passages_as_the_file_store(pg,
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     queries = [r["query"] for r in _requests("bundled-test.jsonl")]
     files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)]), pg.url)
+    database = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     exact, retrieved = files.score_many(queries), database.score_many(queries)
     assert 52 < passages.MAX_SKILLS and set(retrieved.signals) == set(exact.signals) >= {"passages", "dense"}
     assert np.allclose(retrieved.signals["passages"], exact.signals["passages"], atol=1e-5)
@@ -345,7 +345,7 @@ def test_past_the_exact_bound_example_scores_are_read_for_the_candidates_only(pg
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     whole = RouterConfig(split_weight=0)
     files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
-    database = pgstore.attach(Router.from_skills([str(library)], config=whole), pg.url).build()
+    database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
     database.signals.depth = 12
     examples = database.signals.generation.params["examples"]
     assert pgexamples.exact(database.signals.generation) and examples > 30

@@ -221,7 +221,6 @@ def test_two_replicas_follow_a_writer_committing_edits_under_load(pg, tmp_path) 
 KILLED_WRITER = """
 import sys, time
 from router import pgstore
-from router.routing import Router
 original = pgstore._postings
 def slow(index):
     for i, row in enumerate(original(index)):
@@ -230,8 +229,10 @@ def slow(index):
             time.sleep(120)
         yield row
 pgstore._postings = slow
-router = pgstore.attach(Router.from_skills([sys.argv[1]]), sys.argv[2])
-pgstore.publish(router.database, router, router._library)
+from router.index import LibrarySource
+from router.spec import LibrarySpec
+source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
+pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
 """
 
 

@@ -9,16 +9,20 @@ import pytest
 from router.config import DEFAULT_WEIGHTS, RouterConfig
 from router.errors import ConfigError
 from router.evaluation.retrievers import RETRIEVERS
+from router.index import LibraryIndex, LibrarySource
 from router.profiles import get_profile
 from router.registry import SkillRegistry
 from router.routing import Router, Scored
-from router.signals import lexical_names, names, registry
+from router.signals import Signals, lexical_names, names, registry
 from router.skill import Skill
+from router.spec import LibrarySpec
 
 
 def router(config: RouterConfig) -> Router:
+    """A router over three skills that fuses given scores (no signal is built: fusion needs only the id order)."""
     skills = [Skill(name=n, description=f"The {n} skill.", body=f"Body of {n}.") for n in ("alpha", "beta", "gamma")]
-    return Router(SkillRegistry(skills), get_profile("agentskills"), config)
+    source = LibrarySource(LibrarySpec.create([]), config, SkillRegistry(skills), get_profile("agentskills"))
+    return Router(LibraryIndex(source, Signals(tuple(s.id for s in skills), {})))
 
 
 def scored(signals: dict[str, list[float]]) -> Scored:

@@ -165,12 +165,23 @@ def spec_from(args: Any) -> LibrarySpec:
                               index_dir=getattr(args, "index_dir", None))
 
 
-def skilled_router(args: Any, **overrides: Any):
-    """:func:`make_router` for a command that needs skills: an empty library is refused (:func:`require_skills`)."""
-    spec = spec_from(args)
-    router = make_router(args, spec=spec, **overrides)
-    require_skills(spec, router.skills)
-    return router
+def skilled_router(args: Any, *, progress: bool = False, **overrides: Any):
+    """:func:`make_router` for a command that needs skills: an empty library is refused (:func:`require_skills`)
+    before anything is built."""
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    source = skilled_library(args, **overrides)
+    return Router(LibraryIndex.create(source, store=index_store(args, source.config), progress=progress))
+
+
+def skilled_library(args: Any, **overrides: Any):
+    """The library the options describe, read but not indexed (:class:`router.index.LibrarySource`: its skills
+    with their learned examples, the profile, the config), for a command that needs skills but no index; an empty
+    library is refused (:func:`require_skills`)."""
+    source = library_source(args, **overrides)
+    require_skills(source.spec, source.skills)
+    return source
 
 
 def harness_profile(args: Any) -> Profile:
@@ -178,23 +189,44 @@ def harness_profile(args: Any) -> Profile:
     return spec_from(args).profile
 
 
-def make_router(args: Any, encoder: Any = None, *, spec: LibrarySpec | None = None, **overrides: Any):
-    """The router the options describe (nothing is indexed until a route needs it), over ``spec`` when the caller
-    already has it. ``encoder`` shares an already loaded embedding model (a server rebuilding its router)."""
-    from router.routing import Router
-
-    spec = spec if spec is not None else spec_from(args)
+def router_config(args: Any, spec: LibrarySpec, **overrides: Any) -> RouterConfig:
+    """The router parameters the options give (``--config`` and the overrides, ``--confine``, ``--index-url``)."""
     config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
     if spec.confine:
         config = config.with_(confine=True)
     if getattr(args, "index_url", None):
         config = config.with_(index_url=args.index_url)
-    router = Router.from_spec(spec, config, encoder=encoder)
-    if config.index_url:
-        from router import pgstore
+    return config
 
-        return pgstore.attach(router, config.index_url, getattr(args, "database", None))
-    return router
+
+def index_store(args: Any, config: RouterConfig):
+    """Where the index comes from (:class:`router.index.IndexStore`): the database of ``index_url``
+    (:class:`router.pgstore.PgStore`), else None (the index folder)."""
+    if not config.index_url:
+        return None
+    from router import pgstore
+
+    return pgstore.PgStore(config.index_url, getattr(args, "database", None))
+
+
+def library_source(args: Any, *, spec: LibrarySpec | None = None, encoder: Any = None, **overrides: Any):
+    """The library the options describe, read once and not indexed (:class:`router.index.LibrarySource`)."""
+    from router.index import LibrarySource
+
+    spec = spec if spec is not None else spec_from(args)
+    return LibrarySource.read(spec, router_config(args, spec, **overrides), encoder=encoder)
+
+
+def make_router(args: Any, encoder: Any = None, *, spec: LibrarySpec | None = None, progress: bool = False,
+                **overrides: Any):
+    """The router the options describe, its index built now (or loaded from the index folder, or read from the
+    database of ``--index-url``), over ``spec`` when the caller already has it. ``encoder`` shares an already
+    loaded embedding model (a server rebuilding its router)."""
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    source = library_source(args, spec=spec, encoder=encoder, **overrides)
+    return Router(LibraryIndex.create(source, store=index_store(args, source.config), progress=progress))
 
 
 def require_skills(spec: LibrarySpec | Any, skills: Any) -> None:

@@ -8,8 +8,8 @@ import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from router.cli.common import (add_library_options, add_router_options, config_from, k_help, positive_int,
-                               print_json, report_notes, skilled_router)
+from router.cli.common import (add_library_options, add_router_options, config_from, index_store, k_help, positive_int,
+                               print_json, report_notes, skilled_library, skilled_router)
 from router.config import DEFAULT_CONFIG_FILE, check_writable
 from router.errors import ConfigError
 from router.evaluation.retrievers import RETRIEVERS, retrievers_for
@@ -312,17 +312,23 @@ def _write(path: str | None, text: Callable[[], str]) -> None:
 def cmd_overlap(args: Any) -> int:
     from router.overlap import analyse_overlap, fails_above
 
-    router = skilled_router(args, route_above=0)
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    library: Any = skilled_library(args, route_above=0)  # the overlap of descriptions needs no index
     confusions: list[tuple[str, str, int]] = []
-    if args.queries:
+    if args.queries:  # where requests route: the router's index
         from collections import Counter
 
+        router = library = Router(LibraryIndex.create(library, store=index_store(args, library.config)))
         requests = [r for r in _requests(router, [args.queries]) if r.gold]
         retrieve = retrievers_for(router, requests, ["default"], depth=1)["default"]
         counts = Counter((r.gold[0], retrieve(r)[0][0]) for r in requests if len(r.gold) == 1)
         confusions = [(g, p, n) for (g, p), n in sorted(counts.items()) if g != p]
-    skills = [dataclasses.replace(s, index_description=s.index_description or _lenient(s)) for s in router.skills]
-    report = analyse_overlap(skills, encoder=router.encoder, top=args.top,
+    else:
+        library = library.chosen()
+    skills = [dataclasses.replace(s, index_description=s.index_description or _lenient(s)) for s in library.skills]
+    report = analyse_overlap(skills, encoder=library.encoder, top=args.top,
                              threshold=args.fail_above if args.fail_above is not None else None,
                              confusions=confusions)
     if args.json == "-":

@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any
 
-from router.cli.common import (add_library_options, add_router_options, json_text, k_help, positive_int,
-                               print_json, read_query, report_notes, require_skills, skilled_router, spec_from,
-                               terminal_text, write_exact)
+from router.cli.common import (add_library_options, add_router_options, index_store, json_text, k_help,
+                               positive_int, print_json, read_query, report_notes, require_skills, skilled_library,
+                               skilled_router, spec_from, terminal_text, write_exact)
 from router.errors import CatalogError, ConfigError, IndexSaveError, SkillToolError
 
 #: Skills per request that ``route --queries`` writes when no -k is given.
@@ -121,11 +121,22 @@ def cmd_prompt(args: Any) -> int:
         require_skills(args, registry)
         library = shown = list(registry)
         block = profile.render(shown)
+    elif query is None:  # only pins and excludes: the whole library less the excluded, nothing to index
+        from router.routing import named_ids
+
+        source = skilled_library(args)
+        named_ids(source.registry, source.spec.pinned, "pinned")
+        excluded = named_ids(source.registry, source.spec.excluded, "excluded")
+        library = list(source.skills)
+        shown = [s for s in library if s.id not in excluded]
+        profile = source.profile
+        block = profile.render(shown)
+        report_notes(source.notes)
     else:
         router = skilled_router(args)
-        routing = router.route(query, args.k) if query is not None else None
+        routing = router.route(query, args.k)
         library = list(router.skills)
-        shown = list(routing.shown) if routing else [s for s in library if s.id not in router.excluded]
+        shown = list(routing.shown)
         block = router.profile.render(shown)
         report_notes(router.notes)
         profile = router.profile
@@ -187,13 +198,17 @@ def cmd_lint(args: Any) -> int:
 
 
 def cmd_index(args: Any) -> int:
-    router = skilled_router(args)
-    if router.config.index_url:
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    source = skilled_library(args)
+    store = index_store(args, source.config)
+    if store is not None:
         from router.pgstore import cmd_index_database
 
-        return cmd_index_database(router, json_output=args.json)
+        return cmd_index_database(source.chosen(), store, json_output=args.json)
     start = time.perf_counter()
-    router.build(progress=sys.stderr.isatty())
+    router = Router(LibraryIndex.create(source, progress=sys.stderr.isatty()))
     elapsed = time.perf_counter() - start
     report_notes(router.notes)
     if router.saved is False:
@@ -306,34 +321,38 @@ def cmd_learn(args: Any) -> int:
 
     if bool(args.queries) == bool(args.from_log):
         raise ConfigError("give --queries FILE (labelled requests) or --from-log LOG (a decision log), one of them")
-    router = skilled_router(args)
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    source = skilled_library(args)  # read, not indexed: the index is built once, with the new examples
     if args.from_log:
         from router.serve.log import examples_from_log
 
-        by_id, counts = examples_from_log(args.from_log, {s.id for s in router.skills})
+        by_id, counts = examples_from_log(args.from_log, {s.id for s in source.skills})
         print(f"{counts['loads']} loads in the log: {counts['used']} used ({counts['shown']} shown, "
               f"{counts['not_shown']} loaded although not shown), {counts['no_request_id']} without a request id "
               f"(never linked: pass the routing's request_id as route_id when loading), {counts['unlinked']} naming "
               f"a routing not in the log, {counts['no_text']} without request text, {counts['unknown_skill']} of "
               "skills not in the library", file=sys.stderr)
     else:
-        by_id = _labelled_examples(router, args.queries)
-    added = append_learned(router.learned_folder, by_id)
-    router = router.with_examples(by_id).build(progress=sys.stderr.isatty())
+        by_id = _labelled_examples(source, args.queries)
+    added = append_learned(source.spec.learned_folder, by_id)
+    router = Router(LibraryIndex.create(source.with_examples(by_id), progress=sys.stderr.isatty()))
     report_notes(router.notes)
     print(f"learned {added} new example requests for {len(by_id)} skills -> {router.learned_folder}")
     return 0
 
 
-def _labelled_examples(router: Any, path: str) -> dict[str, list[str]]:
+def _labelled_examples(source: Any, path: str) -> dict[str, list[str]]:
     from router.evaluation.labels import load_requests
 
-    requests = load_requests(path, known_ids={s.id for s in router.skills} | set(router.registry.names))
+    skills = {s.id: s for s in source.skills}
+    requests = load_requests(path, known_ids=set(skills) | set(source.registry.names))
     examples: dict[str, list[str]] = {}
     for request in requests:
         for gold in request.gold or ():
             examples.setdefault(gold, []).append(request.query)
-    ids = {key: (router.registry.lookup(key) or router.skill_by_id(key)).id for key in examples}
+    ids = {key: (source.registry.lookup(key) or skills[key]).id for key in examples}
     by_id: dict[str, list[str]] = {}
     for key, queries in examples.items():
         by_id.setdefault(ids[key], []).extend(queries)

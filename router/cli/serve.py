@@ -11,7 +11,8 @@ import sys
 import threading
 from typing import Any
 
-from router.cli.common import add_library_options, add_router_options, make_router, report_notes, spec_from
+from router.cli.common import (add_library_options, add_router_options, index_store, library_source, make_router,
+                               report_notes, spec_from)
 from router.errors import ConfigError
 from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
@@ -138,21 +139,24 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
 
     check_numbers(args)
     spec = spec_from(args)  # the one description of the library: every reload reads the same folders
-    first = make_router(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before listening
-    report_notes(first.notes)
+    first = library_source(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before
+    report_notes(first.notes)  # listening
+    config = first.config
     decision_log = None
     if not args.no_log:
-        path = args.log or os.path.join(first.index_folder or ".", LOG_FILE)
+        folder = None if index_store(args, config) is not None else spec.index_folder
+        path = args.log or os.path.join(folder or ".", LOG_FILE)
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
-    service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec) if encoder is not None else first,
+    service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec),
                       decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
-                      reload_interval=args.reload_interval, encoder=args.encoder,
+                      reload_interval=args.reload_interval, encoder=args.encoder, model_name=config.model,
                       deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S,
-                      publish=publish_library if first.config.index_url else None)
-    if first.config.index_url:  # replicas swap to each generation an index commits, and watch no files
+                      publish=(lambda encoder: publish_library(library_source(args, encoder=encoder, spec=spec)))
+                      if config.index_url else None)
+    if config.index_url:  # replicas swap to each generation an index commits, and watch no files
         from router.pgstore import follow
 
-        follow(service, first.config.index_url)
+        follow(service, config.index_url)
         return service, []
     # codex and claude-code with no --skills read where their harness reads: those folders are watched
     watch = [] if args.no_watch or spec.catalog is not None else list(spec.folders)

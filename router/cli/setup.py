@@ -407,7 +407,6 @@ def index_library(library: Any) -> str:
     if not len(router.skills):
         raise ConfigError(f"no {library.profile} skills found from {library.cwd}: put skills in the folders the "
                           "harness reads (see 'skill-router list --profile " + library.profile + "')")
-    router.build()
     from router.encoders import choose
 
     notes: list[str] = []

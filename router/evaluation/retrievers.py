@@ -32,7 +32,9 @@ from router.signals import names as signal_names
 if TYPE_CHECKING:
     from router.routing import Query, Router
 
-RETRIEVERS = (*signal_names(), "rrf", "default", "default-no-examples")
+#: The retrievers over fused scores; each signal is also a retriever of its own.
+FUSED = ("rrf", "default", "default-no-examples")
+RETRIEVERS = (*signal_names(), *FUSED)
 Ranked = list[tuple[str, float]]
 
 
@@ -49,9 +51,10 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
     description cosine), which is what an abstention threshold applies to; a single signal reports its own
     scores.
     """
-    unknown = [n for n in names if n not in RETRIEVERS]
+    known = (*signal_names(), *FUSED)  # every signal registered now
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown retriever(s) {', '.join(unknown)}: choose from {', '.join(RETRIEVERS)}")
+        raise ValueError(f"unknown retriever(s) {', '.join(unknown)}: choose from {', '.join(known)}")
     from router import progress as steps
 
     with steps.step(f"scoring {len(requests):,} requests against {len(router.skills):,} skills"):

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import socket
 
     from router.daemon import Library
+    from router.index import LibrarySource
     from router.profiles import Profile
     from router.ranking import Routing
     from router.routing import Router
@@ -339,12 +340,20 @@ def not_prepared(library: Library, index_dir: str) -> str | None:
 
 
 def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
-    """The router of the in-process fallback: the library ``skill-router`` reads from ``cwd``
-    (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads from the
-    working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``, else
-    ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
-    from router.config import find_config
+    """The router of the in-process fallback over :func:`in_process_library` (its index loaded now)."""
+    from router.index import LibraryIndex
     from router.routing import Router
+
+    return Router(LibraryIndex.create(in_process_library(harness, args, cwd)))
+
+
+def in_process_library(harness: str, args: argparse.Namespace, cwd: str) -> LibrarySource:
+    """The library of the in-process fallback, read but not indexed: the library ``skill-router`` reads from
+    ``cwd`` (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads
+    from the working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``,
+    else ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
+    from router.config import find_config
+    from router.index import LibrarySource
     from router.spec import LibrarySpec
 
     profile = args.profile or harness
@@ -354,7 +363,7 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Route
     spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
     if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    return Router.from_spec(spec, find_config(args.config).with_(model=args.model))
+    return LibrarySource.read(spec, find_config(args.config).with_(model=args.model))
 
 
 def in_process_options(args: argparse.Namespace, library: Library) -> argparse.Namespace:
@@ -368,7 +377,13 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
     """Route with the library's own router in this process (slow: loads the embedding model)."""
     # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
     # which fits the budget; torch takes longer to import than that.
-    return routing_context(harness, in_process_router(harness, args, cwd).route(prompt))
+    source = in_process_library(harness, args, cwd)
+    if len(source.skills) <= source.config.route_above:  # listed whole by the harness: nothing to route or load
+        return ""
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    return routing_context(harness, Router(LibraryIndex.create(source)).route(prompt))
 
 
 def _read_token(path: str | None) -> str | None:

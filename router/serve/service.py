@@ -37,9 +37,10 @@ log = logging.getLogger("router.serve")
 T = TypeVar("T")
 #: An embedding model (:class:`indexes.Encoder` or its ONNX twin) as the router calls it.
 Model = Any
-Factory = Callable[["Model | None"], "Router"]  # encoder (or None) -> an unbuilt Router
-#: Commits an unbuilt router's library to a shared store (router.pgwrite) and returns the texts it embedded.
-Publish = Callable[["Router"], int]
+Factory = Callable[["Model"], "Router"]  # the shared encoder -> a router, its index built as it is made
+#: Reads the library as its folders hold it now and commits it to a shared store with the shared encoder
+#: (router.pgwrite); returns how many texts it embedded.
+Publish = Callable[["Model"], int]
 DEFAULT_DEADLINE_S = 10.0
 
 
@@ -189,16 +190,18 @@ class Service:
     def __init__(self, factory: Factory, *, decision_log: DecisionLog | None = None, metrics: Metrics | None = None,
                  max_batch: int = 64, torch_threads: int | None = 1, reload_interval: float = 1.0,
                  encoder: str = "auto", deadline_s: float = DEFAULT_DEADLINE_S, workers: int = 4,
-                 model: Model | None = None, publish: Publish | None = None) -> None:
-        """``model``: an encoder to embed with instead of the router's model (loaded by :meth:`load`).
-        ``publish``: how :meth:`reindex` commits the library to a shared store (None: the index folder, which a
-        reload's build writes itself)."""
+                 model: Model | None = None, model_name: str | None = None, publish: Publish | None = None) -> None:
+        """``factory(encoder)`` builds a router embedding with ``encoder`` (its index built as it is made);
+        ``model``: an encoder to embed with, else the encoder of the model ``model_name`` (the config's ``model``;
+        None for the bundled one) is chosen by :meth:`load`. ``publish``: how :meth:`reindex` commits the library
+        to a shared store (None: the index folder, which a reload's build writes itself)."""
         if not deadline_s > 0:
             raise ConfigError(f"--request-timeout must be a number of seconds above 0, got {deadline_s}")
         self._factory = factory
         self._model = model
         self._publish = publish
         self._publishing = threading.Lock()
+        self.model_name = model_name
         self.deadline_s = deadline_s
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
                                                            thread_name_prefix="skill-router-worker")
@@ -239,10 +242,8 @@ class Service:
         """Build the first router (blocking): discover, then index what the index folder does not hold."""
         start = time.perf_counter()
         limit_blas_threads()
-        first = self._factory(None)
-        self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder(first))
+        self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder())
         router = self._factory(self._encoder)
-        router.build()
         # A warm index loads without the model; load it now, so that the first request is not the one to wait.
         self._encoder.encode(["warm up"])
         for note in router.notes:
@@ -253,13 +254,13 @@ class Service:
         release_memory()
         return result
 
-    def _choose_encoder(self, first: Router) -> Model:
+    def _choose_encoder(self) -> Model:
         """The ONNX export of the router's model on onnxruntime where it can be had (``auto``: exported once and
         cached; 2-4x the requests per CPU-second of torch, and no torch in the process), else the torch encoder."""
         from router import encoders
 
         notes: list[str] = []
-        encoder = encoders.choose(first.config.model, notes, kind=encoders.encoder_kind(self.encoder_kind),
+        encoder = encoders.choose(self.model_name, notes, kind=encoders.encoder_kind(self.encoder_kind),
                                   export=True)
         for reason in notes:
             self.notes.append(reason)
@@ -310,7 +311,7 @@ class Service:
         start = time.perf_counter()
         try:
             with self._publishing:  # one commit at a time from this process; the store orders the others
-                embedded = self._publish(self._factory(self._encoder))
+                embedded = self._publish(self._encoder)
         except Exception as exc:
             message = failure_reason(exc)
             log.error("reindex failed, still serving the previous library: %s", message)
@@ -327,7 +328,6 @@ class Service:
         before = set(self.last_reload.errors) if self.last_reload else set()
         try:
             router = self._factory(self._encoder)
-            router.build()
         except Exception as exc:  # a broken library must not take the running service down
             message = failure_reason(exc)
             result = ReloadResult(False, len(self._router.skills) if self._router else 0, 0,

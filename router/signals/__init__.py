@@ -23,8 +23,10 @@ package loads only the declarations (no numpy): the config validates its weights
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from router.signals.base import BuildJob, Signal
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from router.signals.build import BuildReport, Signals, build_signals, example_scores
 
 __all__ = ["BuildJob", "BuildReport", "Signal", "Signals", "build_signals", "example_scores", "lexical_names",
-           "names", "registry"]
+           "names", "registered", "registry"]
 
 _NOT_SIGNALS = {"base", "build"}
 
@@ -50,6 +52,21 @@ def _load() -> dict[str, Signal]:
 
 
 _REGISTRY = _load()
+
+
+@contextlib.contextmanager
+def registered(signal: Signal) -> Iterator[Signal]:
+    """``signal`` in the registry while the block runs (a signal defined outside this package, as a test defines
+    one); the registry is as before afterwards."""
+    global _REGISTRY
+    before = _REGISTRY
+    if signal.name in before:
+        raise ValueError(f"a signal named {signal.name!r} is registered already")
+    _REGISTRY = {s.name: s for s in sorted([*before.values(), signal], key=lambda s: (s.position, s.name))}
+    try:
+        yield signal
+    finally:
+        _REGISTRY = before
 
 
 def registry() -> dict[str, Signal]:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import index_text
 
+from router.signals.base import Tuning
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -23,9 +25,13 @@ class BM25Signal:
     reads_body = False
     persisted = True
     build_rank = 20
+    tuning = Tuning(weights=(0.0, 0.3, 0.5, 0.75, 1.0))  # the default 0.3 among them
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return index_text(skill)
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return True
 
     def applies(self, texts: Sequence[str]) -> bool:
         return True

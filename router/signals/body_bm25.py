@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import body_text
 
+from router.signals.base import BODY_SCALES, Tuning
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -24,9 +26,13 @@ class BodyBM25Signal:
     reads_body = True
     persisted = True
     build_rank = 30
+    tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return True
 
     def applies(self, texts: Sequence[str]) -> bool:
         return any(t.strip() for t in texts)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import body_text
 
+from router.signals.base import BODY_SCALES, Tuning
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -27,9 +29,13 @@ class BodyDenseSignal:
     reads_body = True
     persisted = False
     build_rank = 40
+    tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return config.embeds_bodies
 
     def applies(self, texts: Sequence[str]) -> bool:
         return any(t.strip() for t in texts)

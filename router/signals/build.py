@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from router.config import RouterConfig
 from router.signals import registry
 from router.signals.base import BuildJob
 from router.skill import Skill
@@ -104,27 +105,23 @@ class BuildReport:
     pending: Callable[[], None] | None = field(default=None, repr=False)
 
 
-def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *, embed_bodies: bool = True,
+def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *, config: RouterConfig,
                   model_id: str, dim: int, encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
                   parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
-    """Build the signals of ``skills`` (``texts``: each signal's text per skill, in skill order, by signal name).
+    """Build the signals of ``skills`` (``texts``: each signal's text per skill, in skill order, by signal name)
+    that ``config`` wants (:meth:`router.signals.base.Signal.wanted`).
 
-    ``embed_bodies`` False leaves ``body_dense`` out (nothing of the bodies is embedded). ``encode`` embeds texts
-    the folder does not hold (it is only called when some are missing, so a current index loads without the
-    model). With ``persist`` a changed index is written back to ``folder``; a folder that cannot be written is
-    reported in the notes (``saved`` False) and routing carries on from memory.
+    ``encode`` embeds texts the folder does not hold (it is only called when some are missing, so a current index
+    loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that cannot
+    be written is reported in the notes (``saved`` False) and routing carries on from memory.
     """
     signals = registry()
     report = BuildReport()
     ids = tuple(s.id for s in skills)
-    bodies = list(texts.get("body_bm25", ()))
-    has_bodies = any(t.strip() for t in bodies)
-    # What each skill's indexes are built from: its BM25 text, its embedded text and its body text.
-    hashes = {i: text_key(model_id, f"{t}\0{e}\0{b}")
-              for i, t, e, b in zip(ids, texts["bm25"], texts["dense"], bodies if has_bodies else [""] * len(ids))}
+    hashes = skill_hashes(ids, texts, model_id)
     signature = index_signature(hashes, parameters)
     # The indexes the folder keeps (the others are assembled from the embedding cache on every build).
-    names = [n for n, s in signals.items() if s.persisted and s.applies(texts.get(n, ()))]
+    names = [n for n, s in signals.items() if s.persisted and s.wanted(config) and s.applies(texts.get(n, ()))]
 
     snapshot = None
     if folder is not None:
@@ -152,9 +149,11 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
         used.extend(keys)
         return cache.embed(keys, batch, encode)
 
-    job = BuildJob(ids, skills, texts, embed, lambda text: text_key(model_id, text), previous, {}, embed_bodies,
-                   current, used.extend)
+    job = BuildJob(ids, skills, texts, embed, lambda text: text_key(model_id, text), previous, {}, config,
+                   current, used.extend, folder.path if folder is not None else None, persist)
     for name, signal in sorted(signals.items(), key=lambda item: item[1].build_rank):
+        if not signal.wanted(config):
+            continue
         index = signal.build(job)
         if index is not None:
             job.built[name] = index
@@ -168,6 +167,8 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
         def write() -> None:
             index_folder.write(cache.pruned(used), {n: job.built[n] for n in names}, model_id=model_id, dim=dim,
                                parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot)
+            for save in job.later:
+                save()
 
         if not persist:
             report.pending = write
@@ -178,5 +179,23 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
             except OSError as exc:
                 report.saved = False
                 report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
+    elif job.later:  # the folder holds these indexes; a signal's own files (passages) are still to save
+        later = list(job.later)
+
+        def save_later() -> None:
+            for save in later:
+                save()
+
+        report.pending = save_later
     report.notes.extend(folder.notes if folder is not None else ())
     return built, report
+
+
+def skill_hashes(ids: Sequence[str], texts: Mapping[str, Sequence[str]], model_id: str) -> dict[str, str]:
+    """What each skill's saved indexes are built from: the content hash of the persisted signals' texts, in their
+    order (:attr:`router.signals.base.Signal.persisted`; a signal the library does not have, such as the body
+    signals of a catalogue, counts as ''), so a change of any of them rebuilds the index."""
+    persisted = [(name, signal.applies(texts.get(name, ()))) for name, signal in registry().items()
+                 if signal.persisted]
+    columns = [texts[name] if applies else [""] * len(ids) for name, applies in persisted]
+    return {ident: text_key(model_id, "\0".join(row)) for ident, *row in zip(ids, *columns)}

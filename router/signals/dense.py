@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import dense_text
 
+from router.signals.base import Tuning
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -24,9 +26,13 @@ class DenseSignal:
     reads_body = False
     persisted = True
     build_rank = 10
+    tuning = Tuning(fixed=1.0)  # the scale the other weights are tried against
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return dense_text(skill, with_name=config.dense_name)
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return True
 
     def applies(self, texts: Sequence[str]) -> bool:
         return True

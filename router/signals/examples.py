@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from router.signals.base import Tuning
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -33,9 +35,13 @@ class ExamplesSignal:
     reads_body = False
     persisted = False
     build_rank = 50
+    tuning = Tuning(weights=(0.5, 1.0, 2.0, 4.0))
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return "\n".join(e for e in skill.examples if e.strip())
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return True
 
     def applies(self, texts: Sequence[str]) -> bool:
         return any(t.strip() for t in texts)

@@ -32,9 +32,13 @@ class NameDenseSignal:
     reads_body = False
     persisted = False
     build_rank = 15
+    tuning = None  # tune keeps the configured weight (0 unless a config gives it one)
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return (name_words(skill.name) or skill.name) if config.embeds_names else ""
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return config.embeds_names
 
     def applies(self, texts: Sequence[str]) -> bool:
         return any(t.strip() for t in texts)
