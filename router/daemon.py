@@ -20,16 +20,14 @@ Only the standard library is imported here: the hook imports this module on ever
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
-import signal
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: How long an auto-started server waits without a request before it exits.
 IDLE_EXIT_S = 30 * 60
@@ -40,6 +38,19 @@ MAX_FAILURES = 200
 STATE_FORMAT = 1
 #: The servers this process started: kept so that they outlive their Popen objects without a warning.
 _STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, from the interpreter's built-in implementation when it has one: :mod:`hashlib`
+    loads OpenSSL (2-10 ms), and a hook pays that on every prompt for one short library key."""
+    try:
+        from _sha256 import sha256  # CPython 3.11 (3.12 renamed it _sha2)
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(data).hexdigest())
 
 
 def _cache_home() -> str:
@@ -64,9 +75,10 @@ def version() -> str:
     return __version__
 
 
-@dataclass(frozen=True)
-class Library:
-    """One library a hook routes against, as the options and the harness's working folder name it."""
+class Library(NamedTuple):
+    """One library a hook routes against, as the options and the harness's working folder name it (an immutable
+    value; a NamedTuple rather than a frozen dataclass because :mod:`dataclasses` imports :mod:`inspect`, 4-5 ms
+    that a hook would pay on every prompt)."""
 
     profile: str
     cwd: str
@@ -97,7 +109,7 @@ class Library:
         described = {"profile": self.profile, "cwd": self.cwd, "skills": list(self.skills), "catalog": self.catalog,
                      "config": self.config, "model": self.model, "index_dir": self.index_dir}
         text = json.dumps(described, sort_keys=True)
-        return f"{self.profile}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+        return f"{self.profile}-{_sha256_hex(text.encode('utf-8', 'surrogatepass'))[:16]}"
 
     def describe(self) -> str:
         what = (f"catalogue {self.catalog}" if self.catalog else
@@ -157,6 +169,8 @@ def ensure_token() -> str:
     except FileExistsError:
         return path
     with os.fdopen(fd, "w", encoding="ascii") as handle:
+        import secrets
+
         handle.write(secrets.token_hex(32) + "\n")
     return path
 
@@ -171,9 +185,8 @@ def read_token(path: str) -> str | None:
 
 
 # -- state ----------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class State:
-    """What a state file says about one server."""
+class State(NamedTuple):
+    """What a state file says about one server (a NamedTuple, as :class:`Library` is)."""
 
     pid: int
     port: int | None
@@ -270,6 +283,7 @@ def start(library: Library, *, idle_exit_s: float = IDLE_EXIT_S) -> tuple[State 
     several hooks call this at once: a hook that finds the lock taken starts nothing (another is starting it).
     A state file naming a dead process or another version is replaced (the other version's server is stopped)."""
     import fcntl
+    import subprocess
 
     folder = _private_folder()
     lock = os.open(os.path.join(folder, f"{library.key}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
@@ -340,6 +354,8 @@ def auth_headers(state: State) -> dict[str, str]:
 
 def stop_pid(pid: int, timeout: float = 10.0) -> bool:
     """SIGTERM ``pid`` (a server) and wait for it to go; SIGKILL after ``timeout``. True when it is gone."""
+    import signal
+
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:

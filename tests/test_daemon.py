@@ -180,3 +180,49 @@ def test_each_failure_is_one_line_in_the_log_doctor_reads(world: Path) -> None:
     assert len(Path(daemon.failure_log()).read_text().splitlines()) == daemon.MAX_FAILURES
     assert [f["message"] for f in daemon.failures(2)] == [f"failure {daemon.MAX_FAILURES + 48}",
                                                           f"failure {daemon.MAX_FAILURES + 49}"]
+
+
+#: Everything of skill-router a prompt answered by the warm server imports: the state file, the token and one HTTP
+#: request need nothing else (the profiles, YAML, numpy and the package metadata stay unloaded).
+WARM_MODULES = ["router", "router.cli", "router.daemon", "router.errors", "router.files", "router.safetext",
+                "router.serve", "router.serve.hooks", "router.version"]
+
+
+@pytest.mark.model
+def test_a_prompt_the_warm_server_answers_imports_only_the_standard_library_and_the_hook(
+        world: Path, onnx: object, tmp_path: Path) -> None:
+    lib = library(world)
+    daemon.start(lib)
+    assert daemon.wait_ready(lib, 60) is not None
+    seen = tmp_path / "modules.json"
+    program = ("import atexit, json, sys\n"
+               f"atexit.register(lambda: open({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+               "from router.cli import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
+               "cwd": str(world)}
+    done = subprocess.run([sys.executable, "-c", program, "hook", "claude-code", "--index-dir",
+                           str(world.parent / "index"), "--no-fallback", "--timeout", "10"],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60, cwd=str(world))
+    assert done.returncode == 0 and done.stderr == ""
+    assert "- weather-forecast: " in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    modules = json.loads(seen.read_text())
+    assert [m for m in modules if m.split(".")[0] in ("router", "indexes")] == WARM_MODULES
+    assert [m for m in ("numpy", "yaml", "scipy", "onnxruntime", "importlib.metadata", "dataclasses", "inspect",
+                        "subprocess", "hashlib") if m in modules] == []
+
+
+def test_the_version_read_from_the_dist_info_name_is_the_metadata_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from router.version import dist_info_version
+
+    assert dist_info_version() == version("skill-router")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b" / "skill_router-9.8.7.dist-info").mkdir(parents=True)
+    (tmp_path / "b" / "skill_router-9.8.7.dist-info" / "METADATA").write_text("Version: 9.8.7\n")
+    (tmp_path / "c" / "Skill_Router-1.0.dist-info").mkdir(parents=True)
+    assert dist_info_version([str(tmp_path / "missing"), str(tmp_path / "a"), str(tmp_path / "b")]) == "9.8.7"
+    # a folder without METADATA, or an egg, is left to importlib.metadata
+    assert dist_info_version([str(tmp_path / "c"), str(tmp_path / "b")]) is None
+    assert dist_info_version([str(tmp_path / "a")]) is None
