@@ -10,6 +10,8 @@ asks it. Files, all in :func:`run_folder` (``$XDG_RUNTIME_DIR/skill-router``, el
     <key>.json            the state of the server for library <key>: pid, port, token file, library, version
     <key>.lock            held (flock) while a hook decides whether to start that server: exactly one starts
     <key>.log             the server's stdout and stderr
+    <key>.inprocess       how long the last in-process answer for that library took (a hook with less time left
+                          than that does not try one)
     hook-failures.log     one line per hook that printed nothing because something failed (``doctor`` reads it)
 
 A library is what a hook routes against: the harness profile, the working folder its harness discovery starts
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 IDLE_EXIT_S = 30 * 60
 #: Largest server log kept: a longer one is emptied when the next server starts.
 MAX_LOG_BYTES = 1 << 20
+#: How long a measured in-process answer time is trusted (the machine's load changes).
+ESTIMATE_TTL_S = 10 * 60
 #: Lines kept in the hook failure log (older ones are dropped as new ones come).
 MAX_FAILURES = 200
 STATE_FORMAT = 1
@@ -417,6 +421,38 @@ def record_failure(harness: str, message: str) -> None:
         if len(lines) > MAX_FAILURES:  # a failure is rare: reading the small file back costs nothing a user sees
             with open(path, "w", encoding="utf-8") as handle:
                 handle.writelines(lines[-MAX_FAILURES:])
+    except OSError:
+        pass
+
+
+def in_process_file(library: Library) -> str:
+    return os.path.join(run_folder(), f"{library.key}.inprocess")
+
+
+def in_process_estimate(library: Library, now: float | None = None) -> float | None:
+    """Seconds the last in-process answer for ``library`` took (or at least took, when it ran out of time), if
+    measured in the last :data:`ESTIMATE_TTL_S` seconds; else None."""
+    try:
+        with open(in_process_file(library), encoding="ascii") as handle:
+            seconds, when = (float(x) for x in handle.read(100).split())
+    except (OSError, ValueError):
+        return None
+    now = time.time() if now is None else now
+    return seconds if 0 <= now - when <= ESTIMATE_TTL_S and seconds >= 0 else None
+
+
+def record_in_process(library: Library, seconds: float, *, at_least: bool = False) -> None:
+    """Keep how long an in-process answer took (``at_least``: it was abandoned after ``seconds``, so keep the
+    larger of that and the last measure). Never raises."""
+    if at_least:
+        seconds = max(seconds, in_process_estimate(library) or 0.0)
+    try:
+        path = in_process_file(library)
+        _private_folder()
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="ascii") as handle:
+            handle.write(f"{seconds:.3f} {time.time():.3f}\n")
+        os.replace(temporary, path)
     except OSError:
         pass
 

@@ -226,3 +226,38 @@ def test_the_version_read_from_the_dist_info_name_is_the_metadata_version(tmp_pa
     # a folder without METADATA, or an egg, is left to importlib.metadata
     assert dist_info_version([str(tmp_path / "c"), str(tmp_path / "b")]) is None
     assert dist_info_version([str(tmp_path / "a")]) is None
+
+
+@pytest.mark.model
+def test_with_no_server_a_hook_never_runs_past_its_budget_even_when_the_interpreter_starts_slowly(
+        world: Path, onnx: object, tmp_path: Path) -> None:
+    built = subprocess.run([sys.executable, "-m", "router.cli", "index", "--profile", "claude-code", "--index-dir",
+                            str(world.parent / "index")], cwd=str(world), capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    slow = tmp_path / "slow"  # a busy machine: 0.6 s pass before the hook's first line runs
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(0.6)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(slow), os.environ.get("PYTHONPATH", "")])}
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
+                          "cwd": str(world)})
+    budget = 1.5
+
+    def timed_hook(*options: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--index-dir",
+                               str(world.parent / "index"), "--timeout", f"{budget}", *options], input=payload,
+                              capture_output=True, text=True, timeout=60, cwd=str(world), env=env)
+        return time.monotonic() - start, done
+
+    seconds, done = timed_hook()
+    assert done.returncode == 0 and seconds < budget, (seconds, done.stderr)
+    assert done.stdout == "" or "- weather-forecast: " in done.stdout
+    # the server it started keeps starting after the hook left, and answers the prompt after
+    [(_, state)] = daemon.states()
+    assert daemon.wait_ready(library(world), 60) is not None and daemon.alive(state.pid)
+    daemon.stop_all()
+    # an in-process answer known to take longer than what is left is not tried: nothing, at once
+    daemon.record_in_process(library(world), 5.0)
+    seconds, done = timed_hook("--no-start")
+    assert done.stdout == "" and seconds < budget
+    assert "routing in-process took 5.00 s last time, more than the " in done.stderr

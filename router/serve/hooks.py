@@ -20,14 +20,16 @@ that takes about half a second; with torch, whose import alone takes longer than
 nothing and says why on stderr. This module imports only the
 standard library at the top: a hook's start-up time is paid on every prompt.
 
-The budget (``--timeout``) is one deadline for the whole call, counted from the interpreter's start: reading
-stdin, connecting, sending, every read of the answer and the in-process fallback all share it. The work runs in
-one worker thread that the main thread waits for until the deadline; a server that drips its answer a byte at a
-time, accepts and never answers, announces more bytes than it sends or sends no HTTP at all costs the budget and
-no more, and the hook then prints nothing. The deadline is ``budget - STARTUP_MARGIN_S - EXIT_MARGIN_S`` after
-:func:`main` starts: the interpreter takes about 0.05-0.1 s to reach it (``python -m router.cli hook`` measured on
-a 2-core machine, idle and under load: 0.04-0.11 s from spawn to exit for a hook that fails at once), and leaving
-takes well under 0.1 s.
+The budget (``--timeout``) is one deadline for the whole call, counted from the moment the process was created
+(:func:`process_started`, the kernel's start time of this process: on a busy machine the interpreter alone can
+take half a second to reach :func:`main`): reading stdin, connecting, sending, every read of the answer and the
+in-process fallback all share it. The work runs in one worker thread that the main thread waits for until the
+deadline; a server that drips its answer a byte at a time, accepts and never answers, announces more bytes than it
+sends or sends no HTTP at all costs the budget and no more, and the hook then prints nothing. The deadline is
+``budget - EXIT_MARGIN_S`` after the process started (``STARTUP_MARGIN_S`` after :func:`main` started where the
+kernel does not say when the process started). The in-process fallback is not tried when the last one for this
+library took longer than what is left (:func:`router.daemon.in_process_estimate`): the hook then prints nothing at
+once and leaves the machine to the warm server it started.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ DEFAULT_BUDGET_S = 2.0
 MAX_STDIN_BYTES = 1 << 20
 #: Largest answer read from the server (an answer holds at most MAX_CONTEXT_CHARS characters of context).
 MAX_ANSWER_BYTES = 1 << 20
-#: Time the interpreter takes to reach :func:`main`, counted against the budget (measured: 0.04-0.11 s).
+#: Time the interpreter takes to reach :func:`main`, counted against the budget where the kernel does not tell
+#: when the process started (measured: 0.04-0.11 s on an idle machine, 0.3-0.6 s on a busy one).
 STARTUP_MARGIN_S = 0.15
 #: Time kept back at the deadline for printing and leaving the interpreter.
 EXIT_MARGIN_S = 0.1
@@ -461,7 +464,7 @@ def _context(args: argparse.Namespace, stdin: TextIO, deadline: float, outcome: 
         except (_Unreachable, _NotReady) as exc:
             if args.no_fallback:
                 raise HookError(f"no server at {args.url} ({exc})") from None
-            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}")
+            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}", deadline)
     else:
         context = _warm(args, payload, prompt, library, deadline, outcome)
     if len(context) > MAX_CONTEXT_CHARS:
@@ -492,24 +495,40 @@ def _warm(args: argparse.Namespace, payload: Mapping[str, object], prompt: str, 
             why += f" (started one: pid {state.pid if state else '?'}, log {daemon.log_file(library)})"
     if args.no_fallback:
         raise HookError(why)
-    return _in_process(args, prompt, library, outcome, why)
+    return _in_process(args, prompt, library, outcome, why, deadline)
 
 
-def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome: dict[str, Any], why: str) -> str:
+def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome: dict[str, Any], why: str,
+                deadline: float) -> str:
+    """The in-process router's context, unless the last in-process answer for this library took longer than what
+    is left until ``deadline`` (then HookError at once)."""
     from router import daemon
 
     reason = not_prepared(library, daemon.index_folder(library))
     if reason is not None:
         raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
                         f"'skill-router setup {args.harness}' once")
-    outcome["late"] = lambda budget: (f"{why}, and routing in-process did not finish within the {budget:g} s "
-                                      "budget")
+    left = deadline - time.monotonic()
+    estimate = daemon.in_process_estimate(library)
+    if estimate is not None and estimate > left:
+        raise HookError(f"{why}, and routing in-process took {estimate:.2f} s last time, more than the {left:.2f} s "
+                        "left of the budget")
+    begun = time.monotonic()
+
+    def late(budget: float) -> str:
+        # it takes at least that long: not tried next time with less time left
+        daemon.record_in_process(library, time.monotonic() - begun, at_least=True)
+        return f"{why}, and routing in-process did not finish within the {budget:g} s budget"
+
+    outcome["late"] = late
     try:
-        return route_in_process(args.harness, prompt, in_process_options(args, library), library.cwd)
+        context = route_in_process(args.harness, prompt, in_process_options(args, library), library.cwd)
     except HookError:
         raise
     except Exception as error:
         raise HookError(f"{why}; in-process routing failed: {error}") from None
+    daemon.record_in_process(library, time.monotonic() - begun)
+    return context
 
 
 def _say(stderr: TextIO, message: str) -> None:
@@ -520,9 +539,26 @@ def _say(stderr: TextIO, message: str) -> None:
         pass
 
 
+def process_started() -> float:
+    """When this process was created, as a :func:`time.monotonic` time: from ``/proc/self/stat`` (in clock ticks
+    since boot) on Linux, else :data:`STARTUP_MARGIN_S` before now. The interpreter's start-up is part of the
+    budget: under load it alone takes several times the margin an idle machine needs."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])  # field 22 of stat(5); the first two (pid, comm) are before the ')'
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return now - STARTUP_MARGIN_S
+    if not 0 <= age < 60:  # a clock that does not agree with the kernel's: assume the usual start-up
+        return now - STARTUP_MARGIN_S
+    return now - age
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``skill-router hook HARNESS``: always exits 0 (a non-zero exit would block or flag the prompt)."""
-    started = time.monotonic() - STARTUP_MARGIN_S  # the interpreter's start-up already spent part of the budget
+    started = process_started()  # the interpreter's start-up already spent part of the budget
     code = run(sys.argv[2:] if argv is None else argv, sys.stdin, sys.stdout, sys.stderr, started=started)
     leave_now(code)
     return code
