@@ -148,6 +148,14 @@ class Router:
                              spec.learned_folder)
 
     @classmethod
+    def from_loaded(cls, spec: LibrarySpec, loaded: libraries.Library, config: RouterConfig | None = None, *,
+                    encoder: Encoder | None = None) -> Router:
+        """:meth:`from_spec` over ``loaded``, the library ``spec`` describes as already read (by
+        :func:`router.fresh.read`, without opening its SKILL.md files)."""
+        return cls._assemble(loaded, config, spec.index_folder, spec.key, spec.pinned, spec.excluded, encoder,
+                             spec.learned_folder)
+
+    @classmethod
     def from_index(cls, index: LibraryIndex) -> Router:
         """A router over an index already built (:meth:`router.index.LibraryIndex.build`): it routes at once and
         never builds; requests are embedded by the model that embedded the index."""

@@ -261,3 +261,18 @@ def test_with_no_server_a_hook_never_runs_past_its_budget_even_when_the_interpre
     seconds, done = timed_hook("--no-start")
     assert done.stdout == "" and seconds < budget
     assert "routing in-process took 5.00 s last time, more than the " in done.stderr
+
+
+@pytest.mark.model
+def test_the_in_process_fallback_reads_a_skill_edited_since_the_library_was_kept(world: Path, onnx: object) -> None:
+    built = subprocess.run([sys.executable, "-m", "router.cli", "index", "--profile", "claude-code", "--index-dir",
+                            str(world.parent / "index")], cwd=str(world), capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    time.sleep(2.1)  # older than router.fresh.RACY_S: the library read now is kept
+    first = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")
+    assert "- weather-forecast: Give the weather forecast" in first.stdout, first.stderr
+    assert (world.parent / "index" / "library.json").is_file()
+    skill = world / ".claude" / "skills" / "weather-forecast" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("Give the weather forecast", "Forecast rain and sun"))
+    after = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")
+    assert "- weather-forecast: Forecast rain and sun" in after.stdout, after.stderr

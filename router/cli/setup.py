@@ -408,6 +408,9 @@ def index_library(library: Any) -> str:
         raise ConfigError(f"no {library.profile} skills found from {library.cwd}: put skills in the folders the "
                           "harness reads (see 'skill-router list --profile " + library.profile + "')")
     router.build()
+    from router.serve.hooks import keep_library
+
+    keep_library(library)  # the in-process fallback then reads the skills with a stat each, not a parse
     from router.encoders import choose
 
     notes: list[str] = []

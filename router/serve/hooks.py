@@ -49,9 +49,11 @@ if TYPE_CHECKING:
 
     from router.daemon import Library
     from router.profiles import Profile
+    from router.config import RouterConfig
     from router.ranking import Routing
     from router.routing import Router
     from router.skill import Skill
+    from router.spec import LibrarySpec
 
 MAX_CONTEXT_CHARS = 2000
 EVENT = "UserPromptSubmit"
@@ -341,13 +343,12 @@ def not_prepared(library: Library, index_dir: str) -> str | None:
     return None
 
 
-def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
-    """The router of the in-process fallback: the library ``skill-router`` reads from ``cwd``
-    (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads from the
+def in_process_spec(harness: str, args: argparse.Namespace, cwd: str) -> tuple[LibrarySpec, RouterConfig]:
+    """The library ``skill-router`` reads from ``cwd`` (:class:`router.spec.LibrarySpec`) and the config, as the
+    in-process fallback routes them: ``--skills``/``--catalog``, else the folders the harness reads from the
     working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``, else
     ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
     from router.config import find_config
-    from router.routing import Router
     from router.spec import LibrarySpec
 
     profile = args.profile or harness
@@ -357,7 +358,37 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Route
     spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
     if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    return Router.from_spec(spec, find_config(args.config).with_(model=args.model))
+    return spec, find_config(args.config).with_(model=args.model)
+
+
+def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True) -> Router:
+    """The router of the in-process fallback (:func:`in_process_spec`). The skills come from the copy saved beside
+    the index when no SKILL.md changed since (:mod:`router.fresh`: a stat per file), else they are read, and with
+    ``keep`` that reading is saved for the next time."""
+    from router import fresh
+    from router.routing import Router
+
+    spec, config = in_process_spec(harness, args, cwd)
+    confine = spec.confine or config.confine
+    loaded = fresh.read(spec, confine=confine)
+    if loaded is None:
+        loaded = spec.load(confine=confine)
+        if keep:
+            fresh.save(spec, loaded, confine=confine)
+    return Router.from_loaded(spec, loaded, config)
+
+
+def keep_library(library: Library) -> bool:
+    """Read ``library`` (what a hook for it routes in-process) and keep it beside its index with the stamps of its
+    files (:func:`router.fresh.save`), so that the first in-process answer does not parse every SKILL.md;
+    ``setup`` calls it after building the index. False when it could not be kept."""
+    from router import fresh
+
+    options = argparse.Namespace(profile=None, skills=list(library.skills) or None, catalog=library.catalog,
+                                 config=library.config, model=library.model, index_dir=library.index_dir)
+    spec, config = in_process_spec(library.profile, options, library.cwd)
+    confine = spec.confine or config.confine
+    return fresh.save(spec, spec.load(confine=confine), confine=confine)
 
 
 def in_process_options(args: argparse.Namespace, library: Library) -> argparse.Namespace:
