@@ -343,7 +343,8 @@ def not_prepared(library: Library, index_dir: str) -> str | None:
     return None
 
 
-def in_process_spec(harness: str, args: argparse.Namespace, cwd: str) -> tuple[LibrarySpec, RouterConfig]:
+def in_process_spec(harness: str, args: argparse.Namespace, cwd: str, *, config: RouterConfig | None = None
+                    ) -> tuple[LibrarySpec, RouterConfig]:
     """The library ``skill-router`` reads from ``cwd`` (:class:`router.spec.LibrarySpec`) and the config, as the
     in-process fallback routes them: ``--skills``/``--catalog``, else the folders the harness reads from the
     working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``, else
@@ -358,24 +359,57 @@ def in_process_spec(harness: str, args: argparse.Namespace, cwd: str) -> tuple[L
     spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
     if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    return spec, find_config(args.config).with_(model=args.model)
+    return spec, config if config is not None else find_config(args.config).with_(model=args.model)
 
 
 def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True) -> Router:
     """The router of the in-process fallback (:func:`in_process_spec`). The skills come from the copy saved beside
     the index when no SKILL.md changed since (:mod:`router.fresh`: a stat per file), else they are read, and with
-    ``keep`` that reading is saved for the next time."""
+    ``keep`` that reading is saved for the next time. The embedding model loads meanwhile, on another thread
+    (onnxruntime builds its session without holding the interpreter), so a second core shortens the wait."""
     from router import fresh
+    from router.config import find_config
     from router.routing import Router
 
-    spec, config = in_process_spec(harness, args, cwd)
+    config = find_config(args.config).with_(model=args.model)
+    encoder = _Background(config.model)
+    spec, config = in_process_spec(harness, args, cwd, config=config)
     confine = spec.confine or config.confine
     loaded = fresh.read(spec, confine=confine)
     if loaded is None:
         loaded = spec.load(confine=confine)
         if keep:
             fresh.save(spec, loaded, confine=confine)
-    return Router.from_loaded(spec, loaded, config)
+    chosen, notes = encoder.result()
+    router = Router.from_loaded(spec, loaded, config, encoder=chosen)
+    router.notes.extend(notes)
+    return router
+
+
+class _Background:
+    """:func:`router.encoders.choose` for ``model``, run on its own thread from construction on."""
+
+    def __init__(self, model: str | None) -> None:
+        self._notes: list[str] = []
+        self._encoder: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, args=(model,), name="skill-router-encoder", daemon=True)
+        self._thread.start()
+
+    def _load(self, model: str | None) -> None:
+        try:
+            from router import encoders
+
+            self._encoder = encoders.choose(model, self._notes)
+        except BaseException as exc:  # raised where the result is asked for
+            self._error = exc
+
+    def result(self) -> tuple[Any, list[str]]:
+        """(encoder, notes), or the error choosing it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._encoder, self._notes
 
 
 def keep_library(library: Library) -> bool:
