@@ -89,9 +89,13 @@ def harnesses() -> tuple[str, ...]:
 
 def harness_profile(harness: str) -> Profile:
     """The profile of ``harness``; HookError naming the harnesses with a hook otherwise."""
-    from router.profiles import Capability, get_profile, profile_names
+    from router.errors import ConfigError
+    from router.profiles import Capability, get_profile
 
-    profile = get_profile(harness) if harness in profile_names() else None
+    try:
+        profile: Profile | None = get_profile(harness)
+    except ConfigError:
+        profile = None
     if profile is None or not profile.provides(Capability.HOOK):
         raise HookError(f"unknown harness '{harness}': choose one of {', '.join(harnesses())}")
     return profile
