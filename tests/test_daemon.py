@@ -190,23 +190,20 @@ WARM_MODULES = ["router", "router.cli", "router.daemon", "router.errors", "route
 
 @pytest.mark.model
 def test_a_prompt_the_warm_server_answers_imports_only_the_standard_library_and_the_hook(
-        world: Path, onnx: object, tmp_path: Path) -> None:
+        world: Path, onnx: object) -> None:
     lib = library(world)
     daemon.start(lib)
     assert daemon.wait_ready(lib, 60) is not None
-    seen = tmp_path / "modules.json"
-    program = ("import atexit, json, sys\n"
-               f"atexit.register(lambda: open({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
-               "from router.cli import main\n"
-               "sys.exit(main(sys.argv[1:]))\n")
     payload = {"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
                "cwd": str(world)}
-    done = subprocess.run([sys.executable, "-c", program, "hook", "claude-code", "--index-dir",
-                           str(world.parent / "index"), "--no-fallback", "--timeout", "10"],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "router.cli", "hook", "claude-code",
+                           "--index-dir", str(world.parent / "index"), "--no-fallback", "--timeout", "10"],
                           input=json.dumps(payload), capture_output=True, text=True, timeout=60, cwd=str(world))
-    assert done.returncode == 0 and done.stderr == ""
+    assert done.returncode == 0
     assert "- weather-forecast: " in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    modules = json.loads(seen.read_text())
+    lines = done.stderr.splitlines()
+    assert [line for line in lines if not line.startswith("import time:")] == []  # no failure was reported
+    modules = sorted(line.rsplit("|", 1)[-1].strip() for line in lines[1:])
     assert [m for m in modules if m.split(".")[0] in ("router", "indexes")] == WARM_MODULES
     assert [m for m in ("numpy", "yaml", "scipy", "onnxruntime", "importlib.metadata", "dataclasses", "inspect",
                         "subprocess", "hashlib") if m in modules] == []
@@ -242,7 +239,7 @@ def test_with_no_server_a_hook_never_runs_past_its_budget_even_when_the_interpre
                           "cwd": str(world)})
     budget = 1.5
 
-    def timed_hook(*options: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    def timed_hook(*options: str, budget: float = budget) -> tuple[float, subprocess.CompletedProcess[str]]:
         start = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--index-dir",
                                str(world.parent / "index"), "--timeout", f"{budget}", *options], input=payload,
@@ -257,10 +254,10 @@ def test_with_no_server_a_hook_never_runs_past_its_budget_even_when_the_interpre
     assert daemon.wait_ready(library(world), 60) is not None and daemon.alive(state.pid)
     daemon.stop_all()
     # an in-process answer known to take longer than what is left is not tried: nothing, at once
-    daemon.record_in_process(library(world), 5.0)
-    seconds, done = timed_hook("--no-start")
-    assert done.stdout == "" and seconds < budget
-    assert "routing in-process took 5.00 s last time, more than the " in done.stderr
+    daemon.record_in_process(library(world), 50.0)
+    seconds, done = timed_hook("--no-start", budget=5.0)  # room for a busy machine to read the input
+    assert done.stdout == "" and seconds < 5.0
+    assert "routing in-process took 50.00 s last time, more than the " in done.stderr
 
 
 @pytest.mark.model
