@@ -637,6 +637,7 @@ def apart(work: Callable[[], str], deadline: float) -> str:
             os._exit(code)
     os.close(write)
     received = bytearray()
+    answered = False
     try:
         while True:
             left = deadline - time.monotonic()
@@ -646,16 +647,18 @@ def apart(work: Callable[[], str], deadline: float) -> str:
             if ready:
                 chunk = os.read(read, 65536)
                 if not chunk:
+                    answered = True
                     break
                 received += chunk
     finally:
         os.close(read)
+        if not answered:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
-            os.kill(pid, signal.SIGKILL)  # gone already, unless it is late
-        except ProcessLookupError:
-            pass
-        try:
-            os.waitpid(pid, os.WNOHANG)
+            os.waitpid(pid, 0 if answered else os.WNOHANG)  # it closed the pipe as it left: reaped at once
         except ChildProcessError:
             pass
     try:
