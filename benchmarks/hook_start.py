@@ -10,7 +10,9 @@ claude-code`` indexes them and starts the warm server, and each hook is then tim
 to exit, the way the harness runs it:
 
 - ``warm``: the hook asks the library's warm server (the default path);
-- ``in_process``: no server (``--no-start``): the hook routes in-process from the index ``setup`` built.
+- ``in_process``: no server (``--no-start``): the hook routes in-process from the index ``setup`` built;
+- ``after_stop``: the default hook (2 s budget) right after ``skill-router stop``, each run: it starts the server
+  and answers in-process, or prints nothing, and must never take longer than its budget.
 
 Reports wall-clock p50/p99, the CPU time p50 (user + system: what the hook costs on a shared machine whatever the
 load), how many runs carried a context, the load average before and after, and the top entries of
@@ -96,6 +98,29 @@ def time_hooks(project: Path, envs: dict[str, dict[str, str]], runs: int, *optio
     return out
 
 
+def after_stop(project: Path, envs: dict[str, dict[str, str]], runs: int) -> dict[str, Any]:
+    """Each tree's default hook right after ``stop``, run after run in turn: wall seconds and what it printed."""
+    seconds: dict[str, list[float]] = {name: [] for name in envs}
+    carried = dict.fromkeys(envs, 0)
+    loads = [os.getloadavg()[0]]
+    for i in range(runs):
+        for name, env in envs.items():
+            subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
+            for estimate in Path(env["XDG_RUNTIME_DIR"], "skill-router").glob("*.inprocess"):
+                estimate.unlink()  # each run tries in-process, as the first prompt after a stop does
+            start = time.perf_counter()
+            done = subprocess.run([*CLI, "hook", "claude-code"], input=payload(project, i), capture_output=True,
+                                  text=True, cwd=project, env=env, timeout=120)
+            seconds[name].append(time.perf_counter() - start)
+            carried[name] += bool(done.stdout.strip())
+    loads.append(os.getloadavg()[0])
+    out: dict[str, Any] = {name: {"runs": runs, "carried": carried[name], "max_ms": round(max(seconds[name]) * 1000),
+                                  "over_2s": sum(s > 2.0 for s in seconds[name]),
+                                  "p50_ms": round(statistics.median(seconds[name]) * 1000)} for name in envs}
+    out["load_average_1min"] = [round(x, 1) for x in loads]
+    return out
+
+
 def import_times(project: Path, env: dict[str, str], top: int = 12) -> list[dict[str, Any]]:
     """The ``top`` modules by cumulative import time in one warm hook (``python -X importtime``)."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "router.cli", "hook", "claude-code"],
@@ -158,8 +183,10 @@ def main() -> None:
         warm = time_hooks(project, envs, args.runs)
         subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
         cold = time_hooks(project, envs, args.runs, "--no-start", "--timeout", "30")
+        stopped = after_stop(project, envs, max(5, args.runs // 2))
+        subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
     result = {"skills": count, "setup_s": round(setup_s, 1), "byte_compiled": not args.no_compile,
-              "warm": warm, "in_process": cold, "warm_import_top": imports}
+              "warm": warm, "in_process": cold, "after_stop": stopped, "warm_import_top": imports}
     print(json.dumps(result, indent=2))
     save("hook_start", result)
 
