@@ -65,8 +65,9 @@ MAX_ANSWER_BYTES = 1 << 20
 #: Time the interpreter takes to reach :func:`main`, counted against the budget where the kernel does not tell
 #: when the process started (measured: 0.04-0.11 s on an idle machine, 0.3-0.6 s on a busy one).
 STARTUP_MARGIN_S = 0.15
-#: Time kept back at the deadline for printing and leaving the interpreter.
-EXIT_MARGIN_S = 0.1
+#: Time kept back at the deadline for printing and leaving the process (at load 13 on 2 cores, 0.1 s let one hook
+#: in ten end 15 ms past its budget, counted from spawn to reaping: the kernel tears a 200 MB process down).
+EXIT_MARGIN_S = 0.15
 _WORKER = "skill-router-hook"
 
 
@@ -369,8 +370,8 @@ def in_process_spec(harness: str, args: argparse.Namespace, cwd: str, *, config:
 def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True) -> Router:
     """The router of the in-process fallback (:func:`in_process_spec`). The skills come from the copy saved beside
     the index when no SKILL.md changed since (:mod:`router.fresh`: a stat per file), else they are read, and with
-    ``keep`` that reading is saved for the next time. The embedding model loads meanwhile, on another thread
-    (onnxruntime builds its session without holding the interpreter), so a second core shortens the wait."""
+    ``keep`` that reading is saved for the next time. The embedding model loads meanwhile, on another thread, so
+    that what of it runs outside the interpreter lock (reading the model, onnxruntime's own work) overlaps."""
     from router import fresh
     from router.config import find_config
     from router.routing import Router
