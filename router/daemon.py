@@ -432,9 +432,10 @@ def in_process_file(library: Library) -> str:
 def in_process_estimate(library: Library, now: float | None = None) -> float | None:
     """Seconds the last in-process answer for ``library`` took (or at least took, when it ran out of time), if
     measured in the last :data:`ESTIMATE_TTL_S` seconds; else None."""
+    from router.files import read_text
+
     try:
-        with open(in_process_file(library), encoding="ascii") as handle:
-            seconds, when = (float(x) for x in handle.read(100).split())
+        seconds, when = (float(x) for x in read_text(in_process_file(library), 100, errors="replace").split())
     except (OSError, ValueError):
         return None
     now = time.time() if now is None else now

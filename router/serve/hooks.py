@@ -685,10 +685,11 @@ def process_started() -> float:
     """When this process was created, as a :func:`time.monotonic` time: from ``/proc/self/stat`` (in clock ticks
     since boot) on Linux, else :data:`STARTUP_MARGIN_S` before now. The interpreter's start-up is part of the
     budget: under load it alone takes several times the margin an idle machine needs."""
+    from router.files import read_bytes
+
     now = time.monotonic()
     try:
-        with open("/proc/self/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
+        fields = read_bytes("/proc/self/stat", 4096).rsplit(b")", 1)[1].split()
         ticks = int(fields[19])  # field 22 of stat(5); the first two (pid, comm) are before the ')'
         age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError, AttributeError):
