@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
-from scipy import sparse
 
 from indexes.base import Hit, Index, IndexLoadError, check_ids, read_array, read_json, top_hits, write_array, write_json
 from indexes.tokenize import DEFAULT_TOKENIZER, Tokenizer
@@ -161,8 +160,20 @@ def count_terms(texts: Sequence[str], digests: Sequence[bytes], tokenizer: Token
     return vocabulary, TermCounts(terms, counts, indptr, digest_array)
 
 
+@dataclass(frozen=True)
+class Postings:
+    """A term x document weight matrix in CSR form (``data``, ``indices``, ``indptr``: what scoring reads), as a
+    loaded index holds it: building a ``scipy.sparse.csr_matrix`` would import scipy, 0.15-0.4 s of a prompt hook
+    that routes in-process, for three arrays that :meth:`BM25Index.load` has already checked."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+
 def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Params
-               ) -> tuple[sparse.csr_matrix, np.ndarray]:
+               ) -> tuple[Postings, np.ndarray]:
     """(term x document weight matrix, per-term constant) from term counts, with rank_bm25's numbers: the same
     document lengths, average length, idf (``math.log`` of the same expression) and weight expression."""
     n, size = len(counted.indptr) - 1, len(vocabulary)
@@ -202,9 +213,11 @@ def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Param
             q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / avgdl))
         )
         term_constant = np.zeros(size)
-    weights = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
-    weights.sort_indices()
-    return weights, term_constant
+    from scipy import sparse
+
+    matrix = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
+    matrix.sort_indices()
+    return Postings(matrix.data, matrix.indices, matrix.indptr, (size, n)), term_constant
 
 
 class BM25Index(Index):
@@ -216,7 +229,7 @@ class BM25Index(Index):
         self,
         ids: tuple[str, ...],
         vocabulary: tuple[str, ...],
-        weights: sparse.csr_matrix,
+        weights: Postings,
         term_constant: np.ndarray,
         params: BM25Params,
         tokenizer: Tokenizer,
@@ -272,7 +285,7 @@ class BM25Index(Index):
                                           reuse._term_row if reuse is not None else None)
         if not vocabulary:
             # rank_bm25 divides by the corpus size and the vocabulary size; with neither there is nothing to score.
-            empty = sparse.csr_matrix((0, len(ids)), dtype=np.float64)
+            empty = Postings(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), (0, len(ids)))
             return cls(ids, (), empty, np.zeros(0), params, tokenizer, counted)
         weights, term_constant = fit_counts(vocabulary, counted, params)
         return cls(ids, vocabulary, weights, term_constant, params, tokenizer, counted)
@@ -371,7 +384,7 @@ class BM25Index(Index):
                 f"the weight arrays in '{folder}' do not fit {len(vocabulary)} terms x {len(ids)} documents: "
                 "rebuild the index"
             )
-        weights = sparse.csr_matrix((data, indices, indptr), shape=(len(vocabulary), len(ids)))
+        weights = Postings(data, indices, indptr, (len(vocabulary), len(ids)))
         return cls(ids, tuple(vocabulary), weights, term_constant, params, tokenizer,
                    cls._load_counts(folder, len(ids), len(vocabulary)))
 

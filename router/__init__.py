@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from router.errors import SkillRouterError
-from router.skill import Skill
 
 __all__ = ["Match", "Router", "RouterConfig", "Routing", "Skill", "SkillRegistry", "SkillRouterError", "__version__"]
 
@@ -34,13 +33,15 @@ if TYPE_CHECKING:
     from router.ranking import Match, Routing
     from router.registry import SkillRegistry
     from router.routing import Router
+    from router.skill import Skill
 
     __version__: str
 
-# Loaded on first use: the registry pulls in every profile (YAML) and the package metadata costs tens of ms, which
-# a prompt hook answered by a running server must not pay on every prompt.
+# Loaded on first use: the registry pulls in every profile (YAML), the package metadata costs tens of ms and even
+# Skill's dataclass machinery (dataclasses, inspect) costs several, which a prompt hook answered by a running
+# server must not pay on every prompt.
 _LAZY = {"Router": "router.routing", "Match": "router.ranking", "Routing": "router.ranking",
-         "RouterConfig": "router.config", "SkillRegistry": "router.registry"}
+         "RouterConfig": "router.config", "SkillRegistry": "router.registry", "Skill": "router.skill"}
 
 
 def __getattr__(name: str) -> Any:

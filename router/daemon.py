@@ -10,6 +10,8 @@ asks it. Files, all in :func:`run_folder` (``$XDG_RUNTIME_DIR/skill-router``, el
     <key>.json            the state of the server for library <key>: pid, port, token file, library, version
     <key>.lock            held (flock) while a hook decides whether to start that server: exactly one starts
     <key>.log             the server's stdout and stderr
+    <key>.inprocess       how long the last in-process answer for that library took (a hook with less time left
+                          than that does not try one)
     hook-failures.log     one line per hook that printed nothing because something failed (``doctor`` reads it)
 
 A library is what a hook routes against: the harness profile, the working folder its harness discovery starts
@@ -20,26 +22,39 @@ Only the standard library is imported here: the hook imports this module on ever
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
-import signal
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: How long an auto-started server waits without a request before it exits.
 IDLE_EXIT_S = 30 * 60
 #: Largest server log kept: a longer one is emptied when the next server starts.
 MAX_LOG_BYTES = 1 << 20
+#: How long a measured in-process answer time is trusted (the machine's load changes).
+ESTIMATE_TTL_S = 10 * 60
 #: Lines kept in the hook failure log (older ones are dropped as new ones come).
 MAX_FAILURES = 200
 STATE_FORMAT = 1
 #: The servers this process started: kept so that they outlive their Popen objects without a warning.
 _STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, from the interpreter's built-in implementation when it has one: :mod:`hashlib`
+    loads OpenSSL (2-10 ms), and a hook pays that on every prompt for one short library key."""
+    try:
+        from _sha256 import sha256  # CPython 3.11 (3.12 renamed it _sha2)
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(data).hexdigest())
 
 
 def _cache_home() -> str:
@@ -64,9 +79,10 @@ def version() -> str:
     return __version__
 
 
-@dataclass(frozen=True)
-class Library:
-    """One library a hook routes against, as the options and the harness's working folder name it."""
+class Library(NamedTuple):
+    """One library a hook routes against, as the options and the harness's working folder name it (an immutable
+    value; a NamedTuple rather than a frozen dataclass because :mod:`dataclasses` imports :mod:`inspect`, 4-5 ms
+    that a hook would pay on every prompt)."""
 
     profile: str
     cwd: str
@@ -97,7 +113,7 @@ class Library:
         described = {"profile": self.profile, "cwd": self.cwd, "skills": list(self.skills), "catalog": self.catalog,
                      "config": self.config, "model": self.model, "index_dir": self.index_dir}
         text = json.dumps(described, sort_keys=True)
-        return f"{self.profile}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+        return f"{self.profile}-{_sha256_hex(text.encode('utf-8', 'surrogatepass'))[:16]}"
 
     def describe(self) -> str:
         what = (f"catalogue {self.catalog}" if self.catalog else
@@ -157,6 +173,8 @@ def ensure_token() -> str:
     except FileExistsError:
         return path
     with os.fdopen(fd, "w", encoding="ascii") as handle:
+        import secrets
+
         handle.write(secrets.token_hex(32) + "\n")
     return path
 
@@ -171,9 +189,8 @@ def read_token(path: str) -> str | None:
 
 
 # -- state ----------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class State:
-    """What a state file says about one server."""
+class State(NamedTuple):
+    """What a state file says about one server (a NamedTuple, as :class:`Library` is)."""
 
     pid: int
     port: int | None
@@ -270,6 +287,7 @@ def start(library: Library, *, idle_exit_s: float = IDLE_EXIT_S) -> tuple[State 
     several hooks call this at once: a hook that finds the lock taken starts nothing (another is starting it).
     A state file naming a dead process or another version is replaced (the other version's server is stopped)."""
     import fcntl
+    import subprocess
 
     folder = _private_folder()
     lock = os.open(os.path.join(folder, f"{library.key}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
@@ -340,6 +358,8 @@ def auth_headers(state: State) -> dict[str, str]:
 
 def stop_pid(pid: int, timeout: float = 10.0) -> bool:
     """SIGTERM ``pid`` (a server) and wait for it to go; SIGKILL after ``timeout``. True when it is gone."""
+    import signal
+
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -401,6 +421,39 @@ def record_failure(harness: str, message: str) -> None:
         if len(lines) > MAX_FAILURES:  # a failure is rare: reading the small file back costs nothing a user sees
             with open(path, "w", encoding="utf-8") as handle:
                 handle.writelines(lines[-MAX_FAILURES:])
+    except OSError:
+        pass
+
+
+def in_process_file(library: Library) -> str:
+    return os.path.join(run_folder(), f"{library.key}.inprocess")
+
+
+def in_process_estimate(library: Library, now: float | None = None) -> float | None:
+    """Seconds the last in-process answer for ``library`` took (or at least took, when it ran out of time), if
+    measured in the last :data:`ESTIMATE_TTL_S` seconds; else None."""
+    from router.files import read_text
+
+    try:
+        seconds, when = (float(x) for x in read_text(in_process_file(library), 100, errors="replace").split())
+    except (OSError, ValueError):
+        return None
+    now = time.time() if now is None else now
+    return seconds if 0 <= now - when <= ESTIMATE_TTL_S and seconds >= 0 else None
+
+
+def record_in_process(library: Library, seconds: float, *, at_least: bool = False) -> None:
+    """Keep how long an in-process answer took (``at_least``: it was abandoned after ``seconds``, so keep the
+    larger of that and the last measure). Never raises."""
+    if at_least:
+        seconds = max(seconds, in_process_estimate(library) or 0.0)
+    try:
+        path = in_process_file(library)
+        _private_folder()
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="ascii") as handle:
+            handle.write(f"{seconds:.3f} {time.time():.3f}\n")
+        os.replace(temporary, path)
     except OSError:
         pass
 

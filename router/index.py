@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from indexes.base import Encoder
+    from router.library import Library
     from router.profiles import Profile
     from router.registry import SkillRegistry
     from router.signals import BuildReport
@@ -88,18 +89,19 @@ class LibrarySource:
     chosen_encoder: Encoder | None = field(default=None, compare=False)
 
     @classmethod
-    def read(cls, spec: LibrarySpec, config: RouterConfig | None = None, *,
-             encoder: Encoder | None = None) -> LibrarySource:
-        """Discover the library (once) and add its learned examples; builds and writes nothing."""
+    def read(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Encoder | None = None,
+             loaded: Library | None = None) -> LibrarySource:
+        """Discover the library (once; ``loaded``: as already read, e.g. by :func:`router.fresh.read`) and add its
+        learned examples; builds and writes nothing."""
         from router import library as libraries
         from router.learned import load_learned
         from router.store import IndexFolder
 
         config = config or RouterConfig()
-        if spec.catalog is None:
+        if loaded is None and spec.catalog is None:
             with steps.step("reading the skills"):
                 loaded = spec.load(confine=spec.confine or config.confine)
-        else:
+        elif loaded is None:
             loaded = spec.load()
         registry, notes = loaded.registry, list(loaded.notes)
         folder, key, learned_at = spec.index_folder, spec.key, spec.learned_folder

@@ -180,3 +180,100 @@ def test_each_failure_is_one_line_in_the_log_doctor_reads(world: Path) -> None:
     assert len(Path(daemon.failure_log()).read_text().splitlines()) == daemon.MAX_FAILURES
     assert [f["message"] for f in daemon.failures(2)] == [f"failure {daemon.MAX_FAILURES + 48}",
                                                           f"failure {daemon.MAX_FAILURES + 49}"]
+
+
+#: Everything of skill-router a prompt answered by the warm server imports: the state file, the token and one HTTP
+#: request need nothing else (the profiles, YAML, numpy and the package metadata stay unloaded).
+WARM_MODULES = ["router", "router.cli", "router.daemon", "router.errors", "router.files", "router.safetext",
+                "router.serve", "router.serve.hooks", "router.version"]
+
+
+@pytest.mark.model
+def test_a_prompt_the_warm_server_answers_imports_only_the_standard_library_and_the_hook(
+        world: Path, onnx: object) -> None:
+    lib = library(world)
+    daemon.start(lib)
+    assert daemon.wait_ready(lib, 60) is not None
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
+               "cwd": str(world)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "router.cli", "hook", "claude-code",
+                           "--index-dir", str(world.parent / "index"), "--no-fallback", "--timeout", "10"],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60, cwd=str(world))
+    assert done.returncode == 0
+    assert "- weather-forecast: " in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    lines = done.stderr.splitlines()
+    assert [line for line in lines if not line.startswith("import time:")] == []  # no failure was reported
+    modules = sorted(line.rsplit("|", 1)[-1].strip() for line in lines[1:])
+    assert [m for m in modules if m.split(".")[0] in ("router", "indexes")] == WARM_MODULES
+    assert [m for m in ("numpy", "yaml", "scipy", "onnxruntime", "importlib.metadata", "dataclasses", "inspect",
+                        "subprocess", "hashlib") if m in modules] == []
+
+
+def test_the_version_read_from_the_dist_info_name_is_the_metadata_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from router.version import dist_info_version
+
+    from router.version import package_version
+
+    # the installed .dist-info names the metadata's version; an .egg-info first on the path (an editable install's
+    # source tree) is left to importlib.metadata
+    assert dist_info_version() in (None, version("skill-router")) and package_version() == version("skill-router")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b" / "skill_router-9.8.7.dist-info").mkdir(parents=True)
+    (tmp_path / "b" / "skill_router-9.8.7.dist-info" / "METADATA").write_text("Version: 9.8.7\n")
+    (tmp_path / "c" / "Skill_Router-1.0.dist-info").mkdir(parents=True)
+    assert dist_info_version([str(tmp_path / "missing"), str(tmp_path / "a"), str(tmp_path / "b")]) == "9.8.7"
+    # a folder without METADATA, or an egg, is left to importlib.metadata
+    assert dist_info_version([str(tmp_path / "c"), str(tmp_path / "b")]) is None
+    assert dist_info_version([str(tmp_path / "a")]) is None
+
+
+@pytest.mark.model
+def test_with_no_server_a_hook_never_runs_past_its_budget_even_when_the_interpreter_starts_slowly(
+        world: Path, onnx: object, tmp_path: Path) -> None:
+    built = subprocess.run([sys.executable, "-m", "router.cli", "index", "--profile", "claude-code", "--index-dir",
+                            str(world.parent / "index")], cwd=str(world), capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    slow = tmp_path / "slow"  # a busy machine: 0.6 s pass before the hook's first line runs
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(0.6)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(slow), os.environ.get("PYTHONPATH", "")])}
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon this weekend?",
+                          "cwd": str(world)})
+    budget = 1.5
+
+    def timed_hook(*options: str, budget: float = budget) -> tuple[float, subprocess.CompletedProcess[str]]:
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--index-dir",
+                               str(world.parent / "index"), "--timeout", f"{budget}", *options], input=payload,
+                              capture_output=True, text=True, timeout=60, cwd=str(world), env=env)
+        return time.monotonic() - start, done
+
+    seconds, done = timed_hook()
+    assert done.returncode == 0 and seconds < budget, (seconds, done.stderr)
+    assert done.stdout == "" or "- weather-forecast: " in done.stdout
+    # the server it started keeps starting after the hook left, and answers the prompt after
+    [(_, state)] = daemon.states()
+    assert daemon.wait_ready(library(world), 60) is not None and daemon.alive(state.pid)
+    daemon.stop_all()
+    # an in-process answer known to take longer than what is left is not tried: nothing, at once
+    daemon.record_in_process(library(world), 50.0)
+    seconds, done = timed_hook("--no-start", budget=5.0)  # room for a busy machine to read the input
+    assert done.stdout == "" and seconds < 5.0
+    assert "routing in-process took 50.00 s last time, more than the " in done.stderr
+
+
+@pytest.mark.model
+def test_the_in_process_fallback_reads_a_skill_edited_since_the_library_was_kept(world: Path, onnx: object) -> None:
+    built = subprocess.run([sys.executable, "-m", "router.cli", "index", "--profile", "claude-code", "--index-dir",
+                            str(world.parent / "index")], cwd=str(world), capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    time.sleep(2.1)  # older than router.fresh.RACY_S: the library read now is kept
+    first = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")
+    assert "- weather-forecast: Give the weather forecast" in first.stdout, first.stderr
+    assert (world.parent / "index" / "library.json").is_file()
+    skill = world / ".claude" / "skills" / "weather-forecast" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("Give the weather forecast", "Forecast rain and sun"))
+    after = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")
+    assert "- weather-forecast: Forecast rain and sun" in after.stdout, after.stderr

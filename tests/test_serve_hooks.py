@@ -118,13 +118,14 @@ def test_the_command_prints_what_the_server_endpoint_answers(server, harness, st
 @pytest.mark.model
 def test_the_hook_answered_by_a_server_does_not_import_torch(server) -> None:
     url, _, _, _ = server
-    code = ("import sys, json\nfrom router.cli import main\nmain(['hook', 'claude-code', '--url', sys.argv[1]])\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sentence_transformers', 'numpy',"
-            " 'fastapi', 'mcp'))\nprint(json.dumps(heavy), file=sys.stderr)")
-    done = subprocess.run([sys.executable, "-c", code, url], input=json.dumps(CLAUDE_STDIN).encode(),
-                          capture_output=True, timeout=30)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "router.cli", "hook", "claude-code", "--url",
+                           url], input=json.dumps(CLAUDE_STDIN).encode(), capture_output=True, timeout=30)
     assert done.returncode == 0 and json.loads(done.stdout)["hookSpecificOutput"]
-    assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == []
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:") and "imported package" not in line]
+    assert "router.serve.hooks" in imported
+    assert [m for m in imported if m.split(".")[0] in ("torch", "sentence_transformers", "numpy", "fastapi",
+                                                        "mcp")] == []
 
 
 def free_port() -> int:

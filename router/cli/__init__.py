@@ -12,12 +12,9 @@ A ``skill-router.json`` read from the working folder without ``--config`` is ann
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Sequence
-
-from router.errors import SkillRouterError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from router.serve.hooks import main as hook
 
         return hook(argv[1:])
+    import logging
+
     from router.cli.common import error_line
+    from router.errors import SkillRouterError
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)

@@ -407,6 +407,9 @@ def index_library(library: Any) -> str:
     if not len(router.skills):
         raise ConfigError(f"no {library.profile} skills found from {library.cwd}: put skills in the folders the "
                           "harness reads (see 'skill-router list --profile " + library.profile + "')")
+    from router.serve.hooks import keep_library
+
+    keep_library(library)  # the in-process fallback then reads the skills with a stat each, not a parse
     from router.encoders import choose
 
     notes: list[str] = []

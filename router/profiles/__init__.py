@@ -7,6 +7,7 @@ profile; adding a harness is adding one file. What a profile may provide is list
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from typing import Sequence
 
@@ -30,27 +31,59 @@ def _load() -> dict[str, Profile]:
     return dict(sorted(found.items()))
 
 
-_PROFILES = _load()
+#: The profiles known so far, by name: every one once :func:`_everything` ran, before that only those asked for by
+#: name (a prompt hook routing in-process needs its harness's profile, not the import of all eight modules).
+_PROFILES: dict[str, Profile] = {}
+_ALL_LOADED = False
+
+
+def _everything() -> dict[str, Profile]:
+    """Every profile, sorted by name (then any added by hand), imported on first use."""
+    global _ALL_LOADED
+    if not _ALL_LOADED:
+        loaded = _load()
+        added = {name: profile for name, profile in _PROFILES.items() if name not in loaded}
+        _PROFILES.clear()
+        _PROFILES.update(loaded)
+        _PROFILES.update(added)
+        _ALL_LOADED = True
+    return _PROFILES
+
+
+def _named(name: str) -> Profile | None:
+    """The profile ``name`` from the module of that name (``claude-code``: ``claude_code``) alone, if it is there."""
+    module = name.replace("-", "_")
+    if _ALL_LOADED or not module.isidentifier() or module == "base" or \
+            not os.path.isfile(os.path.join(__path__[0], f"{module}.py")):
+        return None
+    profile = getattr(importlib.import_module(f"{__name__}.{module}"), "PROFILE", None)
+    if isinstance(profile, Profile) and profile.name == name:
+        _PROFILES.setdefault(name, profile)
+        return _PROFILES[name]
+    return None
 
 
 def profile_names() -> tuple[str, ...]:
     """The names of every available profile, sorted."""
-    return tuple(_PROFILES)
+    return tuple(_everything())
 
 
 def get_profile(name: str | Profile) -> Profile:
     """The profile called ``name``; raises ConfigError naming the known profiles otherwise."""
     if isinstance(name, Profile):
         return name
+    found = _PROFILES.get(name) or _named(name)
+    if found is not None:
+        return found
     try:
-        return _PROFILES[name]
+        return _everything()[name]
     except KeyError:
         raise ConfigError(f"unknown profile '{name}': choose one of {', '.join(_PROFILES)}") from None
 
 
 def with_capability(capability: Capability) -> tuple[str, ...]:
     """The names of the available profiles that provide ``capability``, sorted."""
-    return tuple(name for name, profile in _PROFILES.items() if profile.provides(capability))
+    return tuple(name for name, profile in _everything().items() if profile.provides(capability))
 
 
 def either(names: Sequence[str], *, flag: str = "") -> str:

@@ -20,14 +20,16 @@ that takes about half a second; with torch, whose import alone takes longer than
 nothing and says why on stderr. This module imports only the
 standard library at the top: a hook's start-up time is paid on every prompt.
 
-The budget (``--timeout``) is one deadline for the whole call, counted from the interpreter's start: reading
-stdin, connecting, sending, every read of the answer and the in-process fallback all share it. The work runs in
-one worker thread that the main thread waits for until the deadline; a server that drips its answer a byte at a
-time, accepts and never answers, announces more bytes than it sends or sends no HTTP at all costs the budget and
-no more, and the hook then prints nothing. The deadline is ``budget - STARTUP_MARGIN_S - EXIT_MARGIN_S`` after
-:func:`main` starts: the interpreter takes about 0.05-0.1 s to reach it (``python -m router.cli hook`` measured on
-a 2-core machine, idle and under load: 0.04-0.11 s from spawn to exit for a hook that fails at once), and leaving
-takes well under 0.1 s.
+The budget (``--timeout``) is one deadline for the whole call, counted from the moment the process was created
+(:func:`process_started`, the kernel's start time of this process: on a busy machine the interpreter alone can
+take half a second to reach :func:`main`): reading stdin, connecting, sending, every read of the answer and the
+in-process fallback all share it. The work runs in one worker thread that the main thread waits for until the
+deadline; a server that drips its answer a byte at a time, accepts and never answers, announces more bytes than it
+sends or sends no HTTP at all costs the budget and no more, and the hook then prints nothing. The deadline is
+``budget - EXIT_MARGIN_S`` after the process started (``STARTUP_MARGIN_S`` after :func:`main` started where the
+kernel does not say when the process started). The in-process fallback is not tried when the last one for this
+library took longer than what is left (:func:`router.daemon.in_process_estimate`): the hook then prints nothing at
+once and leaves the machine to the warm server it started.
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ if TYPE_CHECKING:
     from router.daemon import Library
     from router.index import LibrarySource
     from router.profiles import Profile
+    from router.config import RouterConfig
     from router.ranking import Routing
     from router.routing import Router
     from router.skill import Skill
+    from router.spec import LibrarySpec
 
 MAX_CONTEXT_CHARS = 2000
 EVENT = "UserPromptSubmit"
@@ -59,10 +63,12 @@ DEFAULT_BUDGET_S = 2.0
 MAX_STDIN_BYTES = 1 << 20
 #: Largest answer read from the server (an answer holds at most MAX_CONTEXT_CHARS characters of context).
 MAX_ANSWER_BYTES = 1 << 20
-#: Time the interpreter takes to reach :func:`main`, counted against the budget (measured: 0.04-0.11 s).
+#: Time the interpreter takes to reach :func:`main`, counted against the budget where the kernel does not tell
+#: when the process started (measured: 0.04-0.11 s on an idle machine, 0.3-0.6 s on a busy one).
 STARTUP_MARGIN_S = 0.15
-#: Time kept back at the deadline for printing and leaving the interpreter.
-EXIT_MARGIN_S = 0.1
+#: Time kept back at the deadline for printing and leaving the process (at load 13 on 2 cores, 0.1 s let one hook
+#: in ten end 15 ms past its budget, counted from spawn to reaping: the kernel tears a 200 MB process down).
+EXIT_MARGIN_S = 0.15
 _WORKER = "skill-router-hook"
 
 
@@ -85,9 +91,13 @@ def harnesses() -> tuple[str, ...]:
 
 def harness_profile(harness: str) -> Profile:
     """The profile of ``harness``; HookError naming the harnesses with a hook otherwise."""
-    from router.profiles import Capability, get_profile, profile_names
+    from router.errors import ConfigError
+    from router.profiles import Capability, get_profile
 
-    profile = get_profile(harness) if harness in profile_names() else None
+    try:
+        profile: Profile | None = get_profile(harness)
+    except ConfigError:
+        profile = None
     if profile is None or not profile.provides(Capability.HOOK):
         raise HookError(f"unknown harness '{harness}': choose one of {', '.join(harnesses())}")
     return profile
@@ -339,21 +349,13 @@ def not_prepared(library: Library, index_dir: str) -> str | None:
     return None
 
 
-def in_process_router(harness: str, args: argparse.Namespace, cwd: str) -> Router:
-    """The router of the in-process fallback over :func:`in_process_library` (its index loaded now)."""
-    from router.index import LibraryIndex
-    from router.routing import Router
-
-    return Router(LibraryIndex.create(in_process_library(harness, args, cwd)))
-
-
-def in_process_library(harness: str, args: argparse.Namespace, cwd: str) -> LibrarySource:
-    """The library of the in-process fallback, read but not indexed: the library ``skill-router`` reads from
-    ``cwd`` (:class:`router.spec.LibrarySpec`): ``--skills``/``--catalog``, else the folders the harness reads
-    from the working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``,
-    else ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
+def in_process_spec(harness: str, args: argparse.Namespace, cwd: str, *, config: RouterConfig | None = None
+                    ) -> tuple[LibrarySpec, RouterConfig]:
+    """The library ``skill-router`` reads from ``cwd`` (:class:`router.spec.LibrarySpec`) and the config, as the
+    in-process fallback routes them: ``--skills``/``--catalog``, else the folders the harness reads from the
+    working folder the hook reports, and the same index; ``--profile``, else the harness's; ``--config``, else
+    ``./skill-router.json``, else the defaults (never announced: stderr is for failures only)."""
     from router.config import find_config
-    from router.index import LibrarySource
     from router.spec import LibrarySpec
 
     profile = args.profile or harness
@@ -363,7 +365,82 @@ def in_process_library(harness: str, args: argparse.Namespace, cwd: str) -> Libr
     spec = LibrarySpec.create(roots, catalog=args.catalog, profile=profile, cwd=cwd, index_dir=args.index_dir)
     if spec.catalog is None and not spec.folders:
         raise HookError(f"no server answered and no {harness} skills folder exists to route in-process")
-    return LibrarySource.read(spec, find_config(args.config).with_(model=args.model))
+    return spec, config if config is not None else find_config(args.config).with_(model=args.model)
+
+
+def in_process_library(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True,
+                       config: RouterConfig | None = None) -> LibrarySource:
+    """The library of the in-process fallback (:func:`in_process_spec`), read but not indexed. The skills come
+    from the copy saved beside the index when no SKILL.md changed since (:mod:`router.fresh`: a stat per file),
+    else they are read, and with ``keep`` that reading is saved for the next time."""
+    from router import fresh
+    from router.index import LibrarySource
+
+    spec, config = in_process_spec(harness, args, cwd, config=config)
+    confine = spec.confine or config.confine
+    loaded = fresh.read(spec, confine=confine)
+    if loaded is None:
+        loaded = spec.load(confine=confine)
+        if keep:
+            fresh.save(spec, loaded, confine=confine)
+    return LibrarySource.read(spec, config, loaded=loaded)
+
+
+def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True) -> Router:
+    """The router of the in-process fallback over :func:`in_process_library` (its index loaded now). The
+    embedding model loads meanwhile, on another thread, so that what of it runs outside the interpreter lock
+    (reading the model, onnxruntime's own work) overlaps."""
+    from dataclasses import replace
+
+    from router.config import find_config
+    from router.index import LibraryIndex
+    from router.routing import Router
+
+    config = find_config(args.config).with_(model=args.model)
+    encoder = _Background(config.model)
+    source = in_process_library(harness, args, cwd, keep=keep, config=config)
+    chosen, notes = encoder.result()
+    source = replace(source, chosen_encoder=chosen, notes=source.notes + tuple(notes))
+    return Router(LibraryIndex.create(source))
+
+
+class _Background:
+    """:func:`router.encoders.choose` for ``model``, run on its own thread from construction on."""
+
+    def __init__(self, model: str | None) -> None:
+        self._notes: list[str] = []
+        self._encoder: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, args=(model,), name="skill-router-encoder", daemon=True)
+        self._thread.start()
+
+    def _load(self, model: str | None) -> None:
+        try:
+            from router import encoders
+
+            self._encoder = encoders.choose(model, self._notes)
+        except BaseException as exc:  # raised where the result is asked for
+            self._error = exc
+
+    def result(self) -> tuple[Any, list[str]]:
+        """(encoder, notes), or the error choosing it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._encoder, self._notes
+
+
+def keep_library(library: Library) -> bool:
+    """Read ``library`` (what a hook for it routes in-process) and keep it beside its index with the stamps of its
+    files (:func:`router.fresh.save`), so that the first in-process answer does not parse every SKILL.md;
+    ``setup`` calls it after building the index. False when it could not be kept."""
+    from router import fresh
+
+    options = argparse.Namespace(profile=None, skills=list(library.skills) or None, catalog=library.catalog,
+                                 config=library.config, model=library.model, index_dir=library.index_dir)
+    spec, config = in_process_spec(library.profile, options, library.cwd)
+    confine = spec.confine or config.confine
+    return fresh.save(spec, spec.load(confine=confine), confine=confine)
 
 
 def in_process_options(args: argparse.Namespace, library: Library) -> argparse.Namespace:
@@ -377,13 +454,7 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
     """Route with the library's own router in this process (slow: loads the embedding model)."""
     # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
     # which fits the budget; torch takes longer to import than that.
-    source = in_process_library(harness, args, cwd)
-    if len(source.skills) <= source.config.route_above:  # listed whole by the harness: nothing to route or load
-        return ""
-    from router.index import LibraryIndex
-    from router.routing import Router
-
-    return routing_context(harness, Router(LibraryIndex.create(source)).route(prompt))
+    return routing_context(harness, in_process_router(harness, args, cwd).route(prompt))
 
 
 def _read_token(path: str | None) -> str | None:
@@ -413,7 +484,9 @@ def answer(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     """Read the hook JSON from ``stdin`` and print the hook output (or nothing); always returns 0.
 
     Everything from reading stdin to the in-process fallback runs in one worker thread, waited for until
-    ``started + budget - EXIT_MARGIN_S``; a worker still busy then is abandoned (:func:`leave_now`)."""
+    ``started + budget - EXIT_MARGIN_S``; a worker still busy then is abandoned (:func:`leave_now`). The in-process
+    fallback runs in a child process (:func:`apart`), so that nothing it does can hold the waiting thread past the
+    deadline."""
     started = time.monotonic() if started is None else started
     budget = args.timeout if args.timeout > 0 else DEFAULT_BUDGET_S
     deadline = started + budget - EXIT_MARGIN_S
@@ -476,7 +549,7 @@ def _context(args: argparse.Namespace, stdin: TextIO, deadline: float, outcome: 
         except (_Unreachable, _NotReady) as exc:
             if args.no_fallback:
                 raise HookError(f"no server at {args.url} ({exc})") from None
-            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}")
+            context = _in_process(args, prompt, library, outcome, f"no server answered at {args.url}", deadline)
     else:
         context = _warm(args, payload, prompt, library, deadline, outcome)
     if len(context) > MAX_CONTEXT_CHARS:
@@ -507,24 +580,110 @@ def _warm(args: argparse.Namespace, payload: Mapping[str, object], prompt: str, 
             why += f" (started one: pid {state.pid if state else '?'}, log {daemon.log_file(library)})"
     if args.no_fallback:
         raise HookError(why)
-    return _in_process(args, prompt, library, outcome, why)
+    return _in_process(args, prompt, library, outcome, why, deadline)
 
 
-def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome: dict[str, Any], why: str) -> str:
+def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome: dict[str, Any], why: str,
+                deadline: float) -> str:
+    """The in-process router's context, unless the last in-process answer for this library took longer than what
+    is left until ``deadline`` (then HookError at once)."""
     from router import daemon
 
     reason = not_prepared(library, daemon.index_folder(library))
     if reason is not None:
         raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
                         f"'skill-router setup {args.harness}' once")
-    outcome["late"] = lambda budget: (f"{why}, and routing in-process did not finish within the {budget:g} s "
-                                      "budget")
+    left = deadline - time.monotonic()
+    estimate = daemon.in_process_estimate(library)
+    if estimate is not None and estimate > left:
+        raise HookError(f"{why}, and routing in-process took {estimate:.2f} s last time, more than the {left:.2f} s "
+                        "left of the budget")
+    begun = time.monotonic()
+
+    def late(budget: float) -> str:
+        # it takes at least that long: not tried next time with less time left
+        daemon.record_in_process(library, time.monotonic() - begun, at_least=True)
+        return f"{why}, and routing in-process did not finish within the {budget:g} s budget"
+
+    outcome["late"] = late
+    options = in_process_options(args, library)
     try:
-        return route_in_process(args.harness, prompt, in_process_options(args, library), library.cwd)
-    except HookError:
+        context = apart(lambda: route_in_process(args.harness, prompt, options, library.cwd), deadline)
+    except (HookError, _Late):
         raise
     except Exception as error:
         raise HookError(f"{why}; in-process routing failed: {error}") from None
+    daemon.record_in_process(library, time.monotonic() - begun)
+    return context
+
+
+def apart(work: Callable[[], str], deadline: float) -> str:
+    """``work()`` run in a forked child process, its answer read through a pipe by ``deadline``; the child is
+    killed then (:class:`_Late`). A thread would not do: a long call that holds the interpreter lock (parsing a
+    JSON file, onnxruntime building its session) keeps the waiting thread from waking at the deadline, and on a
+    busy machine the hook then ran 0.2-0.4 s past its budget. Where there is no fork, ``work`` runs here."""
+    if not hasattr(os, "fork"):
+        return work()
+    import select
+    import signal
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, never touch the hook's stdout or stderr, leave at once
+        code = 0
+        try:
+            os.close(read)
+            quiet = os.open(os.devnull, os.O_RDWR)  # a harness reading the hook's output waits for every holder
+            for fd in (0, 1, 2):
+                os.dup2(quiet, fd)
+            try:
+                answer: dict[str, str] = {"context": work()}
+            except HookError as exc:
+                answer = {"hook_error": str(exc)}
+            except BaseException as exc:
+                answer = {"error": f"{type(exc).__name__}: {exc}"}
+            data = json.dumps(answer).encode("utf-8")
+            while data:
+                data = data[os.write(write, data):]
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    received = bytearray()
+    answered = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Late
+            ready, _, _ = select.select([read], [], [], left)
+            if ready:
+                chunk = os.read(read, 65536)
+                if not chunk:
+                    answered = True
+                    break
+                received += chunk
+    finally:
+        os.close(read)
+        if not answered:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(pid, 0 if answered else os.WNOHANG)  # it closed the pipe as it left: reaped at once
+        except ChildProcessError:
+            pass
+    try:
+        answer = json.loads(received.decode("utf-8"))
+    except ValueError:
+        raise HookError("in-process routing ended without an answer") from None
+    if "hook_error" in answer:
+        raise HookError(answer["hook_error"])
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return str(answer["context"])
 
 
 def _say(stderr: TextIO, message: str) -> None:
@@ -535,18 +694,38 @@ def _say(stderr: TextIO, message: str) -> None:
         pass
 
 
+def process_started() -> float:
+    """When this process was created, as a :func:`time.monotonic` time: from ``/proc/self/stat`` (in clock ticks
+    since boot) on Linux, else :data:`STARTUP_MARGIN_S` before now. The interpreter's start-up is part of the
+    budget: under load it alone takes several times the margin an idle machine needs."""
+    from router.files import read_bytes
+
+    now = time.monotonic()
+    try:
+        fields = read_bytes("/proc/self/stat", 4096).rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])  # field 22 of stat(5); the first two (pid, comm) are before the ')'
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return now - STARTUP_MARGIN_S
+    if not 0 <= age < 60:  # a clock that does not agree with the kernel's: assume the usual start-up
+        return now - STARTUP_MARGIN_S
+    return now - age
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``skill-router hook HARNESS``: always exits 0 (a non-zero exit would block or flag the prompt)."""
-    started = time.monotonic() - STARTUP_MARGIN_S  # the interpreter's start-up already spent part of the budget
+    started = process_started()  # the interpreter's start-up already spent part of the budget
     code = run(sys.argv[2:] if argv is None else argv, sys.stdin, sys.stdout, sys.stderr, started=started)
     leave_now(code)
     return code
 
 
 def leave_now(code: int) -> None:
-    """Exit at once if the worker is still busy (a slow server, the in-process fallback loading the model), rather
-    than wait for it."""
-    if any(t.name == _WORKER and t.is_alive() for t in threading.enumerate()):
+    """Exit at once, without the interpreter's finalisation: a worker may still be busy (a slow server), and
+    tearing down numpy and onnxruntime after an in-process answer took 0.3-0.5 s on a busy machine, all of it after
+    the hook had answered and all of it counted by the harness."""
+    try:
         sys.stdout.flush()
         sys.stderr.flush()
+    finally:
         os._exit(code)

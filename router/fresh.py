@@ -1,0 +1,209 @@
+"""Whether a library's skill folders changed since they were last read: a stat per file, not a parse.
+
+A prompt hook without its warm server routes in-process, and reading ~700 SKILL.md files (YAML frontmatter,
+the harness's naming rules) took longer than the whole prompt's budget on a busy machine. So once a library has
+been read, :func:`save` keeps beside its index (``library.json`` in the index folder):
+
+- the stamp (size, mtime_ns, ctime_ns, inode) of every folder under the library's skill folders (every folder
+  the harness reads for a harness library, missing ones included), of every ``*.md`` file and
+  ``routing-examples.txt`` in them, and of the other files the profile reads (Codex's ``config.toml``);
+- the library as it was read (:class:`router.library.Library`: the discovered skills, the registry's skills with
+  their sidecar examples, errors, warnings and notes), in plain JSON.
+
+:func:`read` walks the same folders and compares the stamps: when every one is the same, and no file or folder
+came or went, the saved library is returned without opening a single SKILL.md; otherwise None, and the caller
+reads the skills as always (correctness first). A folder's stamp changes when an entry is added, removed or
+renamed in it, a file's when it is written or replaced, so any edit the discovery would see is noticed. Stamps
+newer than :data:`RACY_S` when saved are not trusted (a write in the same clock tick could go unseen): nothing
+is saved then, and the next reader reads the skills. A library whose parse does not survive JSON (a frontmatter
+value JSON cannot hold) is never saved, nor is one under more than :data:`MAX_ENTRIES` files and folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from router.library import Library
+    from router.skill import Skill
+    from router.spec import LibrarySpec
+
+FORMAT = 1
+FILE = "library.json"
+#: Stamps younger than this when saved are not trusted (file systems with coarse timestamps).
+RACY_S = 2.0
+#: A library under more files and folders than this is read every time (the walk would cost what it saves).
+MAX_ENTRIES = 50_000
+EXAMPLES_FILE = "routing-examples.txt"
+
+
+def watched(spec: LibrarySpec) -> tuple[list[str], list[str]]:
+    """(folders, files) the library ``spec`` describes is read from: its roots, or every folder the harness reads
+    (missing ones included, so that a new one is noticed), and the profile's other inputs."""
+    profile = spec.profile
+    files: list[str] = []
+    if spec.roots is not None:
+        folders = [os.path.abspath(r) for r in spec.roots]
+    else:
+        sources = getattr(profile, "harness_sources", None)  # claude-code: skills and commands folders
+        folders = [s.path for s in sources()] if callable(sources) else list(profile.harness_paths()) or \
+            [os.path.abspath(r) for r in spec.folders]
+        codex_home = getattr(profile, "_codex_home", None)  # codex: [[skills.config]] rules in config.toml
+        if callable(codex_home):
+            files.append(os.path.join(codex_home(), "config.toml"))
+    return list(dict.fromkeys(folders)), files
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def stamps(folders: list[str], files: list[str]) -> dict[str, list[int] | None] | None:
+    """The stamp of each folder under ``folders`` (symbolic links followed), of each ``*.md`` and sidecar file in
+    them, and of ``files``; None (missing) for a path that does not exist. None when there are more than
+    :data:`MAX_ENTRIES`."""
+    found: dict[str, list[int] | None] = {}
+    for path in files:
+        found[path] = _stamp(path)
+    for root in folders:
+        found[root] = _stamp(root)
+        if found[root] is None:
+            continue
+        for folder, dirs, names in os.walk(root, followlinks=True):
+            dirs.sort()
+            if folder != root:
+                found[folder] = _stamp(folder)
+            for name in names:
+                if name.endswith(".md") or name == EXAMPLES_FILE:
+                    path = os.path.join(folder, name)
+                    found[path] = _stamp(path)
+            if len(found) > MAX_ENTRIES:
+                return None
+    return found
+
+
+def _identity(spec: LibrarySpec, confine: bool) -> dict[str, Any]:
+    from router.version import package_version
+
+    folders, files = watched(spec)
+    return {"format": FORMAT, "package": package_version(), "key": spec.key, "profile": spec.profile.name,
+            "confine": bool(confine), "folders": folders, "files": files}
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {"name": skill.name, "description": skill.description, "path": skill.path, "id": skill.id,
+            "body": skill.body, "metadata": dict(skill.metadata), "index_description": skill.index_description,
+            "examples": list(skill.examples), "os_path": skill.os_path}
+
+
+def _skill_of(data: dict[str, Any]) -> Skill:
+    from router.skill import Skill
+
+    return Skill(name=data["name"], description=data["description"], path=data["path"], id=data["id"],
+                 body=data["body"], metadata=data["metadata"], index_description=data["index_description"],
+                 examples=tuple(data["examples"]), os_path=data["os_path"])
+
+
+def _same(a: Skill, b: Skill) -> bool:
+    return a == b and dict(a.metadata) == dict(b.metadata) and a.os_path == b.os_path
+
+
+def _library_json(loaded: Library) -> dict[str, Any] | None:
+    """``loaded`` as JSON, or None when it would not come back the same."""
+    discovery = loaded.registry.discovery
+    if discovery is None:
+        return None
+    found = list(discovery.skills)
+    position = {skill.path: n for n, skill in enumerate(found)}
+    if len(position) != len(found) or any(s.path not in position for s in loaded.registry):
+        return None
+    data = {"discovered": [_skill_json(s) for s in found], "errors": list(discovery.errors),
+            "warnings": list(discovery.warnings), "notes": list(loaded.notes),
+            "registry": [[position[s.path], list(s.examples)] for s in loaded.registry]}
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    back = json.loads(text)
+    if [_skill_json(s) for s in found] != back["discovered"]:  # a tuple, a date...: not what was parsed
+        return None
+    return back
+
+
+def _library_of(data: dict[str, Any], spec: LibrarySpec) -> Library:
+    import dataclasses
+
+    from router.library import Library
+    from router.profiles import Discovery
+    from router.registry import SkillRegistry
+
+    found = [_skill_of(s) for s in data["discovered"]]
+    discovery = Discovery(skills=tuple(found), errors=tuple(data["errors"]), warnings=tuple(data["warnings"]))
+    registry = [dataclasses.replace(found[n], examples=tuple(examples)) if tuple(examples) != found[n].examples
+                else found[n] for n, examples in data["registry"]]
+    return Library(SkillRegistry(registry, discovery=discovery), spec.profile, tuple(data["notes"]))
+
+
+def path(spec: LibrarySpec) -> str:
+    return os.path.join(spec.index_folder, FILE)
+
+
+def save(spec: LibrarySpec, loaded: Library, *, confine: bool = False, now: float | None = None) -> bool:
+    """Keep ``loaded`` (what ``spec.load(confine=confine)`` just returned) with the stamps of what it was read
+    from; False when it cannot be kept (see the module docstring). Never raises for a folder it cannot write."""
+    if spec.catalog is not None:
+        return False
+    identity = _identity(spec, confine)
+    before = stamps(identity["folders"], identity["files"])
+    library = _library_json(loaded)
+    if before is None or library is None:
+        return False
+    limit = int(((time.time() if now is None else now) - RACY_S) * 1e9)
+    if any(s is not None and max(s[1], s[2]) > limit for s in before.values()):
+        return False  # written a moment ago: a change in the same clock tick would keep these stamps
+    target = path(spec)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(spec.index_folder, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump({**identity, "stamps": before, "library": library}, handle, ensure_ascii=False)
+        os.replace(temporary, target)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def read(spec: LibrarySpec, *, confine: bool = False) -> Library | None:
+    """The library saved for ``spec`` when nothing it was read from changed since; None otherwise (or when
+    nothing was saved, or the file cannot be used)."""
+    if spec.catalog is not None:
+        return None
+    from router.files import read_text
+
+    try:
+        saved = json.loads(read_text(path(spec), 1 << 30))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict):
+        return None
+    identity = _identity(spec, confine)
+    if any(saved.get(k) != v for k, v in identity.items()):
+        return None
+    now = stamps(identity["folders"], identity["files"])
+    if now is None or now != saved.get("stamps"):
+        return None
+    try:
+        return _library_of(saved["library"], spec)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
