@@ -178,17 +178,23 @@ def harness_profile(args: Any) -> Profile:
     return spec_from(args).profile
 
 
+def router_config(args: Any, spec: LibrarySpec, **overrides: Any) -> RouterConfig:
+    """The router's parameters the options and the config file give, for the library ``spec`` describes."""
+    config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
+    if spec.confine:
+        config = config.with_(confine=True)
+    if getattr(args, "index_url", None):
+        config = config.with_(index_url=args.index_url)
+    return config
+
+
 def make_router(args: Any, encoder: Any = None, *, spec: LibrarySpec | None = None, **overrides: Any):
     """The router the options describe (nothing is indexed until a route needs it), over ``spec`` when the caller
     already has it. ``encoder`` shares an already loaded embedding model (a server rebuilding its router)."""
     from router.routing import Router
 
     spec = spec if spec is not None else spec_from(args)
-    config = config_from(args, **{"model": getattr(args, "model", None), **overrides})
-    if spec.confine:
-        config = config.with_(confine=True)
-    if getattr(args, "index_url", None):
-        config = config.with_(index_url=args.index_url)
+    config = router_config(args, spec, **overrides)
     router = Router.from_spec(spec, config, encoder=encoder)
     if config.index_url:
         from router import pgstore

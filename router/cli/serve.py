@@ -9,9 +9,10 @@ import os
 import socket
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
-from router.cli.common import add_library_options, add_router_options, make_router, report_notes, spec_from
+from router.cli.common import (add_library_options, add_router_options, make_router, report_notes, router_config,
+                               spec_from)
 from router.errors import ConfigError
 from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
@@ -137,14 +138,24 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
 
     check_numbers(args)
     spec = spec_from(args)  # the one description of the library: every reload reads the same folders
-    first = make_router(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before listening
+    config = router_config(args, spec)
+    factory: Callable[[Any], Any]
+    if config.index_url:  # a replica: the catalogue comes from the database, each generation as its changed rows
+        from router.pgstore import Replica, database
+
+        factory = Replica(spec, config, getattr(args, "database", None) or database(config.index_url))
+        first = factory(None)  # a wrong URL, or a database without this library's index, fails before listening
+    else:
+        first = make_router(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here
+
+        def factory(encoder: Any) -> Any:
+            return make_router(args, encoder=encoder, spec=spec) if encoder is not None else first
     report_notes(first.notes)
     decision_log = None
     if not args.no_log:
         path = args.log or os.path.join(first.index_folder or ".", LOG_FILE)
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
-    service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec) if encoder is not None else first,
-                      decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
+    service = Service(factory, decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder,
                       deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S)
     if first.config.index_url:  # replicas swap to each generation an index commits, and watch no files
