@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexes.fusion import rank_of, ranking
+from indexes.fusion import rank_of
 from router.skill import Skill
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -91,21 +91,45 @@ def choose(fused: np.ndarray, order: np.ndarray, k: int, *, named: Sequence[int]
 
     ``fused`` is one score per skill, ``order`` each skill's position in id order, ``k`` the routed count (already
     clamped to the library), ``named`` the positions the request names, ``excluded`` / ``pinned`` boolean masks.
+    Only the skills that can be shown are sorted (the best ``k`` and the named and pinned ones), never the whole
+    library: the result is the one of a full :func:`indexes.fusion.ranking`.
     """
-    ranked = ranking(fused, order)
     if excluded is not None and excluded.any():
-        ranked = ranked[~excluded[ranked]]
         named = [i for i in named if not excluded[i]]
-    chosen = [int(i) for i in ranked[:k]]
+    else:
+        excluded = None
+    chosen = [int(i) for i in best(fused, order, k, excluded)]
     if any(i not in chosen for i in named):
         others = [i for i in chosen if i not in named][: max(k - len(named), 0)]
-        keep = set(named) | set(others)
-        chosen = [int(i) for i in ranked[np.isin(ranked, list(keep))]]
+        chosen = [int(i) for i in in_order(fused, order, sorted(set(named) | set(others)))]
     extra = []
     if pinned is not None and pinned.any():
-        extra = [int(i) for i in ranked if pinned[i] and int(i) not in chosen]
+        shown = pinned if excluded is None else pinned & ~excluded
+        extra = [int(i) for i in in_order(fused, order, np.flatnonzero(shown)) if int(i) not in chosen]
     named_set = set(named)
     return [(i, "named" if i in named_set else "routed") for i in chosen] + [(i, "pinned") for i in extra]
+
+
+def in_order(fused: np.ndarray, order: np.ndarray, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+    """``positions`` in the order of :func:`indexes.fusion.ranking`: fused score descending, then id order."""
+    where = np.asarray(positions, dtype=np.int64)
+    return where[np.lexsort((order[where], -np.asarray(fused, dtype=np.float64)[where]))]
+
+
+def best(fused: np.ndarray, order: np.ndarray, count: int, excluded: np.ndarray | None = None) -> np.ndarray:
+    """The first ``count`` positions of :func:`indexes.fusion.ranking` without the ``excluded`` ones: the skills
+    scoring at least the ``count``-th best score (ties included) are found by a partition, and only they are
+    sorted."""
+    values = np.asarray(fused, dtype=np.float64)
+    allowed = np.arange(len(values)) if excluded is None else np.flatnonzero(~excluded)
+    if excluded is not None:
+        values = values[allowed]
+    if count <= 0 or not len(allowed):
+        return allowed[:0]
+    if count < len(values):
+        threshold = -np.partition(-values, count - 1)[count - 1]
+        allowed = allowed[values >= threshold]
+    return in_order(fused, order, allowed)[:count]
 
 
 def matches(chosen: Sequence[tuple[int, str]], skills: Sequence[Skill], fused: np.ndarray,
