@@ -156,6 +156,7 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     from router import pgstore
     from router.routing import Router
     from router.signals import Signals
+    from router.signals.examples import ExampleVectors
 
     g = router.signals.generation
     with router.database.connection() as conn:
@@ -166,8 +167,10 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     plain = Router.from_catalog(str(catalog))
     ids = tuple(s.id for s in plain.skills)
     vectors = np.array([vector_of[i] for i in ids], dtype=np.float32)
-    signals = Signals(ids, BM25Index.from_texts(ids, plain.index_texts()), DenseIndex.from_vectors(ids, vectors),
-                      np.zeros((0, vectors.shape[1]), np.float32), np.zeros(0, np.int64))
+    signals = Signals(ids, {"bm25": BM25Index.from_texts(ids, plain.index_texts()),
+                            "dense": DenseIndex.from_vectors(ids, vectors),
+                            "examples": ExampleVectors(np.zeros((0, vectors.shape[1]), np.float32),
+                                                       np.zeros(0, np.int64))})
     local = Router(plain.registry, plain.profile, plain.config, signals=signals, encoder=router.encoder)
     a, b = local.score_many(queries), router.score_many(queries)
 

@@ -772,105 +772,138 @@ class PgSignals:
         return {"terms": terms, "field": FIELDS[name], "g": self.generation.id, "n": n, "avgdl": avgdl,
                 "k1": params.k1, "k1p": params.k1 + 1, "b": params.b, "one_b": 1 - params.b, **more}
 
-    def _positions(self, slots: Sequence[int]) -> np.ndarray:
+    def _positions(self, slots: Sequence[int] | np.ndarray) -> np.ndarray:
         return self._position[np.asarray(slots, dtype=np.int64)]
 
     def _exact(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Every skill's scores, the statements pipelined (one round trip)."""
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
-        rows = conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE " + _live(), d=g.table("docs")),
-                            {"q": q, "g": g.id}).fetchall()
+        terms = self._terms(text)
+        with conn.pipeline():
+            dense_cursor = conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE " + _live(),
+                                             d=g.table("docs")), {"q": q, "g": g.id})
+            lexical_cursors = {name: conn.execute(_bm25_sql(g.table("postings")), self._bm25_params(name, terms))
+                               for name in g.fields}
+            example_cursor = conn.execute(_sql("SELECT slot, max(-(embedding <#> %(q)s)) FROM {x} WHERE " + _live() +
+                                               " GROUP BY slot", x=g.table("examples")), {"q": q, "g": g.id}) \
+                if g.has_examples else None
+        rows = dense_cursor.fetchall()
         dense = np.zeros(g.n)
         dense[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
         out = {"dense": dense}
-        terms = self._terms(text)
-        for name in g.fields:
+        for name, cursor in lexical_cursors.items():
             values = np.zeros(g.n)
-            found = conn.execute(_bm25_sql(g.table("postings")), self._bm25_params(name, terms)).fetchall()
+            found = cursor.fetchall()
             if found:
                 values[self._positions([r[0] for r in found])] = [r[1] for r in found]
             out[name] = values
-        if g.has_examples:
+        if example_cursor is not None:
             best = dense.copy()
-            for slot, value in conn.execute(_sql("SELECT slot, max(-(embedding <#> %(q)s)) FROM {x} WHERE " + _live()
-                                                 + " GROUP BY slot", x=g.table("examples")), {"q": q, "g": g.id}):
+            for slot, value in example_cursor.fetchall():
                 at = self._position[slot]
                 best[at] = max(best[at], value)
             out["examples"] = best
         return out
 
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Two pipelined round trips: the top lists (and BM25's moments), then every candidate's exact scores."""
+        """One round trip, one statement (:func:`_retrieval_sql`): the top lists, their union, every candidate's
+        exact score in every signal, and BM25's moments; the skills left out get :func:`indexes.fill`'s fill."""
         from indexes.fill import fill_unretrieved
 
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
         depth = self.depth
         terms = self._terms(text)
-        live = {"q": q, "g": g.id, "k": depth}
+        params: dict[str, Any] = {"q": q, "g": g.id, "k": depth, "terms": terms}
+        for i, name in enumerate(g.fields):
+            params.update({f"{key}{i}": value for key, value in self._bm25_params(name, terms).items()
+                           if key not in ("terms", "g")})
         with conn.pipeline():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true)", (str(min(1000, max(40, 2 * depth))),))
-            dense_cursor = conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE " + _live() +
-                                             " ORDER BY embedding <#> %(q)s LIMIT %(k)s", d=g.table("docs")), live)
-            lexical_cursors = {name: conn.execute(_bm25_sql(g.table("postings"), top=True),
-                                                  self._bm25_params(name, terms, k=depth)) for name in g.fields}
-            example_cursor = conn.execute(_sql("SELECT slot FROM {x} WHERE " + _live() + " ORDER BY embedding <#> "
-                                               "%(q)s LIMIT %(k)s", x=g.table("examples")), live) \
-                if g.has_examples else None
-        dense_top = dense_cursor.fetchall()
-        lexical_top: dict[str, list[tuple[int, float]]] = {}
-        lexical_moments: dict[str, tuple[float, float]] = {}
-        for name, cursor in lexical_cursors.items():
-            rows = cursor.fetchall()
-            lexical_top[name] = [(r[0], r[1]) for r in rows]
-            lexical_moments[name] = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
-        example_owners = [r[0] for r in example_cursor.fetchall()] if example_cursor is not None else []
-        dense_exact = {int(p): float(v) for p, v in dense_top}
-        candidates = sorted(set(dense_exact) | {p for rows in lexical_top.values() for p, _ in rows}
-                            | set(example_owners))
-        others = [p for p in candidates if p not in dense_exact]
-        at = {"q": q, "g": g.id, "s": candidates}
-        with conn.pipeline():
-            dense_cursor = conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE slot = ANY(%(s)s) "
-                                             "AND " + _live(), d=g.table("docs")), {**at, "s": others}) \
-                if others else None
-            lexical_cursors = {name: conn.execute(_bm25_sql(g.table("postings"), at=True),
-                                                  self._bm25_params(name, terms, s=candidates))
-                               for name in g.fields}
-            example_cursor = conn.execute(_sql("SELECT slot, max(-(embedding <#> %(q)s)) FROM {x} WHERE slot = "
-                                               "ANY(%(s)s) AND " + _live() + " GROUP BY slot", x=g.table("examples")),
-                                          at) if g.has_examples else None
-        if dense_cursor is not None:
-            dense_exact.update((int(p), float(v)) for p, v in dense_cursor.fetchall())
-        where = self._positions(candidates)
-        dense_values = np.array([dense_exact[p] for p in candidates], dtype=np.float64)
+            cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
+        rows = cursor.fetchall()
+        if not rows:
+            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
+                                   f"the current generation")
+        count = len(g.fields)
+        slots = np.array([r[0] for r in rows], dtype=np.int64)
+        where = self._positions(slots)
+        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
+        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
         q64 = q.astype(np.float64)
         mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
-        ceiling = min(v for _, v in dense_top) if len(dense_top) >= depth else None
+        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
         dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
         out = {"dense": dense}
         self.cut += cut
-        for name, cursor in lexical_cursors.items():
-            exact = dict(cursor.fetchall())
-            values = np.array([exact.get(p, 0.0) for p in candidates], dtype=np.float64)
-            top = lexical_top[name]
-            floor = min(v for _, v in top) if len(top) >= depth else 0.0
-            out[name], _ = fill_unretrieved(g.n, where, values, *lexical_moments[name], floor)
-        if example_cursor is not None:
+        for i, name in enumerate(g.fields):
+            base = 3 + 4 * i
+            values = np.array([r[base] or 0.0 for r in rows], dtype=np.float64)
+            in_top = np.array([r[base + 1] for r in rows], dtype=bool)
+            floor = float(values[in_top].min()) if in_top.sum() >= depth else 0.0
+            total, total_sq = float(rows[0][base + 2]), float(rows[0][base + 3])
+            out[name], _ = fill_unretrieved(g.n, where, values, total, total_sq, floor)
+        if g.has_examples:
             best = dense.copy()
-            for slot, value in example_cursor.fetchall():
-                i = self._position[slot]
-                best[i] = max(best[i], value)
+            examples = np.array([np.nan if r[3 + 4 * count] is None else r[3 + 4 * count] for r in rows])
+            known = ~np.isnan(examples)
+            best[where[known]] = np.maximum(best[where[known]], examples[known])
             out["examples"] = best
         return out
 
 
-def _bm25_sql(postings: Any, *, top: bool = False, at: bool = False) -> Any:
+def _retrieval_sql(g: Generation, fields: int) -> Any:
+    """One request's retrieval past :data:`EXACT_BELOW` as one statement: the HNSW top ``%(k)s`` of the skills'
+    vectors (and of the example requests'), the BM25 top ``%(k)s`` of each field (:func:`_bm25_sql`'s scores of
+    every skill sharing a term), and for each candidate of any list: (slot, cosine, in the dense top, then per
+    field: score, in its top, sum and sum of squares of every score, then the best example cosine)."""
+    from psycopg import sql
+
+    def live(alias: str) -> str:
+        return _live(alias)
+
+    parts = ["q AS (SELECT term, ord FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord))",
+             "dt AS MATERIALIZED (SELECT slot FROM {docs} WHERE " + live("") + " ORDER BY embedding <#> %(q)s "
+             "LIMIT %(k)s)"]
+    union = ["SELECT slot FROM dt"]
+    if g.has_examples:
+        parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live("") + " ORDER BY embedding <#> "
+                     "%(q)s LIMIT %(k)s)")
+        union.append("SELECT slot FROM xt")
+    columns = ["c.slot", "-(d.embedding <#> %(q)s)", "c.slot IN (SELECT slot FROM dt)"]
+    joins = []
+    for i in range(fields):
+        parts += [
+            f"p{i} AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {{postings}} WHERE field = "
+            f"%(field{i})s AND term = ANY(%(terms)s) AND " + live("") + ")",
+            f"f{i} AS (SELECT term, ln(1::float8 + ((%(n{i})s::float8 - count(*)::float8) + 0.5::float8) / "
+            f"(count(*)::float8 + 0.5::float8)) AS idf FROM p{i} GROUP BY term)",
+            f"s{i} AS MATERIALIZED (SELECT p.slot, sum(f.idf * (p.tf * %(k1p{i})s::float8 / (p.tf + %(k1{i})s::float8 "
+            f"* (%(one_b{i})s::float8 + %(b{i})s::float8 * p.dl / %(avgdl{i})s::float8))) ORDER BY q.ord) AS score "
+            f"FROM p{i} p JOIN f{i} f ON f.term = p.term JOIN q ON q.term = p.term GROUP BY p.slot)",
+            f"t{i} AS MATERIALIZED (SELECT slot FROM s{i} ORDER BY score DESC, slot LIMIT %(k)s)",
+            f"m{i} AS (SELECT coalesce(sum(score), 0) AS total, coalesce(sum(score * score), 0) AS total_sq FROM s{i})",
+        ]
+        union.append(f"SELECT slot FROM t{i}")
+        columns += [f"s{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq"]
+        joins += [f"LEFT JOIN s{i} ON s{i}.slot = c.slot", f"CROSS JOIN m{i}"]
+    parts.append("c AS (" + " UNION ".join(union) + ")")
+    if g.has_examples:
+        columns.append("x.best")
+        joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
+                     "e.slot = c.slot AND " + live("e") + ") x ON true")
+    text = ("WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c JOIN {docs} d ON d.slot = c.slot "
+            "AND " + live("d") + " " + " ".join(joins))
+    return sql.SQL(text).format(docs=g.table("docs"), examples=g.table("examples"), postings=g.table("postings"))
+
+
+def _bm25_sql(postings: Any) -> Any:
     """Each skill's BM25 score over the request's tokens, from the live postings' term frequencies and document
     lengths with the generation's document count and average length: the float64 expression of
-    :func:`indexes.bm25.fit_counts` (Lucene idf), the terms summed in request order. ``top``: the best ``%(k)s``
-    with the sum and sum of squares of every score; ``at``: the skills at the slots ``%(s)s`` only."""
+    :func:`indexes.bm25.fit_counts` (Lucene idf), the terms summed in request order (as :func:`_retrieval_sql`
+    computes it for a top list)."""
     from psycopg import sql
 
     text = (
@@ -878,16 +911,11 @@ def _bm25_sql(postings: Any, *, top: bool = False, at: bool = False) -> Any:
         "p AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {p} WHERE field = %(field)s AND term = "
         "ANY(%(terms)s) AND " + _live() + "), "
         "f AS (SELECT term, ln(1::float8 + ((%(n)s::float8 - count(*)::float8) + 0.5::float8) / "
-        "(count(*)::float8 + 0.5::float8)) AS idf FROM p GROUP BY term), "
-        "s AS (SELECT p.slot, sum(f.idf * (p.tf * %(k1p)s::float8 / (p.tf + %(k1)s::float8 * (%(one_b)s::float8 + "
-        "%(b)s::float8 * p.dl / %(avgdl)s::float8))) ORDER BY q.ord) AS score FROM p JOIN f ON f.term = p.term "
-        "JOIN q ON q.term = p.term " + ("WHERE p.slot = ANY(%(s)s) " if at else "") + "GROUP BY p.slot) "
+        "(count(*)::float8 + 0.5::float8)) AS idf FROM p GROUP BY term) "
+        "SELECT p.slot, sum(f.idf * (p.tf * %(k1p)s::float8 / (p.tf + %(k1)s::float8 * (%(one_b)s::float8 + "
+        "%(b)s::float8 * p.dl / %(avgdl)s::float8))) ORDER BY q.ord) FROM p JOIN f ON f.term = p.term "
+        "JOIN q ON q.term = p.term GROUP BY p.slot"
     )
-    if top:
-        text += ("SELECT slot, score, sum(score) OVER (), sum(score * score) OVER () FROM s ORDER BY score DESC, slot "
-                 "LIMIT %(k)s")
-    else:
-        text += "SELECT slot, score FROM s"
     return sql.SQL(text).format(p=postings)
 
 

@@ -366,6 +366,11 @@ class Router:
         return self._order
 
     @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        """Each skill's position by id (what a routing shows is found without walking the library)."""
+        return {s.id: i for i, s in enumerate(self.skills)}
+
+    @functools.cached_property
     def passages(self) -> passage_index.PassageIndex | None:
         """The passage index of the skills' bodies (:mod:`router.passages`), None when no skill has a body; found
         or built on first use, then kept."""
@@ -521,7 +526,7 @@ class Router:
             if abstained and self._config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= pinned
-            shown = tuple(s for s in skills if s.id in chosen and s.id not in excluded)
+            shown = tuple(skills[i] for i in sorted(self._positions[x] for x in chosen if x not in excluded))
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
                                no_skill=no_skill))
         return out
