@@ -139,7 +139,8 @@ class Database:
         # The pool's own warnings repeat what the one-line errors below say, once per attempt.
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, timeout=CONNECT_TIMEOUT_S,
-                                   kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False},
+                                   kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False,
+                                           "prepare_threshold": None},
                                    configure=self._configure,
                                    name="skill-router")  # opens in the background: nothing waits here
 
@@ -465,6 +466,8 @@ def _index_epoch(conn: Any, prefix: str, epoch: int) -> None:
     conn.execute(_sql("CREATE INDEX ON {x} USING hnsw (embedding vector_ip_ops)", x=examples))
     conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
     conn.execute(_sql("CREATE INDEX ON {p} (slot)", p=postings))
+    for table in (docs, examples, postings):  # the planner's statistics, before the first reader plans a query
+        conn.execute(_sql("ANALYZE {t}", t=table))
 
 
 def publish(db: Database, router: Router, key: str, *, progress: Callable[[str], None] | None = None,
@@ -628,7 +631,10 @@ def publish(db: Database, router: Router, key: str, *, progress: Callable[[str],
                      {"n": gen_id, "a": ALIVE})
         with conn.cursor().copy(_sql("COPY {p} FROM STDIN WITH (FORMAT BINARY)", p=postings)) as copy:
             copy.set_types(["int2", "text", "int4", "int8", "int8", "int4", "int4"])
-            for field, term, slot, tf, dl in _postings([(r.slot, dict(zip(fields, r.terms))) for r in rows]):
+            written = _postings([(r.slot, dict(zip(fields, r.terms))) for r in rows])
+            if not incremental:  # a term's postings side by side: a request reads a few pages, not one per posting
+                written = iter(sorted(written, key=lambda posting: (posting[0], posting[1])))
+            for field, term, slot, tf, dl in written:
                 copy.write_row((field, term, slot, gen_id, ALIVE, tf, dl))
         if rows:
             contents = list(dict.fromkeys(r.content for r in rows))
@@ -820,8 +826,11 @@ class PgSignals:
             params.update({f"{key}{i}": value for key, value in self._bm25_params(name, terms).items()
                            if key not in ("terms", "g")})
         with conn.pipeline():
+            # no nested loop over the BM25 scores of every matching skill: the planner cannot know how many
+            # skills a request's terms match (a hash join, whatever it estimates)
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
-                         "'relaxed_order', true)", (str(min(1000, max(40, 2 * depth))),))
+                         "'relaxed_order', true), set_config('enable_nestloop', 'off', true)",
+                         (str(min(1000, max(40, 2 * depth))),))
             cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
         rows = cursor.fetchall()
         if not rows:
@@ -872,8 +881,10 @@ def _retrieval_sql(g: Generation, fields: int) -> Any:
         parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live("") + " ORDER BY embedding <#> "
                      "%(q)s LIMIT %(k)s)")
         union.append("SELECT slot FROM xt")
-    columns = ["c.slot", "-(d.embedding <#> %(q)s)", "c.slot IN (SELECT slot FROM dt)"]
-    joins = []
+    columns = ["c.slot", "d.cosine", "c.slot IN (SELECT slot FROM dt)"]
+    # each candidate's vector by its key (a lateral lookup: the only join here that is a nested loop)
+    joins = ["JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE slot = c.slot AND " + live("") +
+             " LIMIT 1) d ON true"]
     for i in range(fields):
         parts += [
             f"p{i} AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {{postings}} WHERE field = "
@@ -894,8 +905,7 @@ def _retrieval_sql(g: Generation, fields: int) -> Any:
         columns.append("x.best")
         joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
                      "e.slot = c.slot AND " + live("e") + ") x ON true")
-    text = ("WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c JOIN {docs} d ON d.slot = c.slot "
-            "AND " + live("d") + " " + " ".join(joins))
+    text = "WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c " + " ".join(joins)
     return sql.SQL(text).format(docs=g.table("docs"), examples=g.table("examples"), postings=g.table("postings"))
 
 

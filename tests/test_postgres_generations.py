@@ -145,3 +145,24 @@ def test_a_replica_renders_and_loads_skills_exactly_as_the_file_store(pg, capsys
     assert [m.id for m in replica.rank(queries[0], 5)] == [m.id for m in files.rank(queries[0], 5)]
     assert replica.load_skill("pdf-form-filling") == files.load_skill("pdf-form-filling")
     assert [s.id for s in replica.skills] == [s.id for s in files.skills]  # a first build: slots in file order
+
+
+def test_requests_on_the_hnsw_path_are_planned_with_their_own_vector_never_a_generic_plan(pg, capsys, tmp_path,
+                                                                                       monkeypatch) -> None:
+    # psycopg prepares a statement run five times, and PostgreSQL may then plan it once for any vector: the HNSW
+    # top list became an exact scan of every row (seconds at a million rows). Nothing is prepared.
+    from router import pgstore
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)
+    _index(capsys, library, pg.url)
+    db = pgstore.Database(pg.url, max_size=1)
+    try:
+        router = pgstore.attach(Router.from_skills([str(library)]), pg.url, db).build()
+        for _ in range(8):
+            router.rank("fill in the fields of this pdf form", 3)
+        with db.connection() as conn:
+            assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] == 0
+    finally:
+        db.close()
