@@ -374,6 +374,19 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
         gone = {int(r[0]) for r in changes if int(r[3]) <= previous.id}
         added = sorted((int(r[0]), r[1], r[2], int(r[3])) for r in changes if int(r[3]) > previous.id
                        and int(r[4]) > gen_id)
+        if gone == {a[0] for a in added} and len(added) == len(gone):  # rows edited in place: same slots
+            at = np.searchsorted(previous.slots, [a[0] for a in added])
+            born = previous.born.copy()
+            born[at] = [a[3] for a in added]
+            ids_list, names_list = list(previous.ids), list(previous.names)
+            for i, (_, skill_id, name, _) in zip(at.tolist(), added):
+                ids_list[i], names_list[i] = skill_id, name
+            same = all(previous.ids[i] == a[1] and previous.names[i] == a[2] for i, a in zip(at.tolist(), added))
+            ids, names = (previous.ids, previous.names) if same else (tuple(ids_list), tuple(names_list))
+            first, second = _sums(bytes(moments), int(dim))
+            scale = 1.0 / max(n, 1)
+            return Generation(gen_id, prefix, epoch, previous.slots, ids, names, born, signature, params,
+                              first * scale, second * scale)
         keep = ~np.isin(previous.slots, np.fromiter(gone, np.int64, len(gone))) if gone else \
             np.ones(previous.n, dtype=bool)
         kept = np.flatnonzero(keep)
@@ -1131,6 +1144,22 @@ class StoredRegistry(SkillRegistry):
         self._snapshot = skills
         self.discovery = None
 
+    def patched(self, generation: Generation, previous: Generation) -> StoredRegistry:
+        """This registry for ``generation``, whose rows are ``previous``'s with some edited in place (same slots,
+        ids and names): the edited rows' skills are new, every other skill is this registry's own."""
+        skills = list(cast("tuple[StoredSkill, ...]", self._snapshot))
+        out = object.__new__(StoredRegistry)
+        out._by_id, out._by_name, out._paths, out.discovery = dict(self._by_id), dict(self._by_name), set(), None
+        for i in np.flatnonzero(generation.born != previous.born).tolist():
+            old = skills[i]
+            skill = StoredSkill.at(old._rows, old._slot, int(generation.born[i]), old.id, old.name)
+            skills[i] = skill
+            out._by_id[skill.id] = skill
+            if out._by_name.get(skill.name) is old:
+                out._by_name[skill.name] = skill
+        out._snapshot = tuple(skills)
+        return out
+
 
 class Replica:
     """Routers over the database's catalogue for ``serve --index-url``: nothing is read from the skill folders or
@@ -1162,21 +1191,30 @@ class Replica:
         if before is not None and old is not None and generation is old.generation:
             if encoder is None or before._encoder is encoder:
                 return before
-        if old is not None and old.generation.epoch == generation.epoch:
-            assert before is not None
-            previous = cast("tuple[StoredSkill, ...]", before.skills)
-            rows = previous[0]._rows if previous else StoredRows(self.db, generation.table("docs"))
-            known = {(s._slot, s._born): s for s in previous}
+        same_places = before is not None and old is not None and generation.slots is old.generation.slots and \
+            generation.ids is old.generation.ids and generation.names is old.generation.names
+        if same_places:  # rows edited in place: only their skills are new, the registry is patched
+            assert before is not None and old is not None
+            registry = cast(StoredRegistry, before.registry).patched(generation, old.generation)
         else:
-            rows, known = StoredRows(self.db, generation.table("docs")), {}
-        skills = tuple(known.get((slot, born)) or StoredSkill.at(rows, slot, born, skill_id, name)
-                       for slot, born, skill_id, name in zip(generation.slots.tolist(), generation.born.tolist(),
-                                                             generation.ids, generation.names))
-        router = Router(StoredRegistry(skills), self.spec.profile, self.config, library=self.spec.key,
+            if old is not None and old.generation.epoch == generation.epoch:
+                assert before is not None
+                previous = cast("tuple[StoredSkill, ...]", before.skills)
+                rows = previous[0]._rows if previous else StoredRows(self.db, generation.table("docs"))
+                known = {(s._slot, s._born): s for s in previous}
+            else:
+                rows, known = StoredRows(self.db, generation.table("docs")), {}
+            registry = StoredRegistry(tuple(
+                known.get((slot, born)) or StoredSkill.at(rows, slot, born, skill_id, name)
+                for slot, born, skill_id, name in zip(generation.slots.tolist(), generation.born.tolist(),
+                                                      generation.ids, generation.names)))
+        router = Router(registry, self.spec.profile, self.config, library=self.spec.key,
                         pinned=self.spec.pinned, excluded=self.spec.excluded, encoder=encoder)
-        if before is not None and old is not None and generation.names == old.generation.names and \
-                generation.ids == old.generation.ids:
-            router._names, router._order = before._names, before._order  # the same skills in the same places
+        if same_places:  # the same ids and names in the same places: what the router derives from them is too
+            assert before is not None
+            router._names, router._order = before._names, before._order
+            if "_positions" in before.__dict__:
+                router.__dict__["_positions"] = before.__dict__["_positions"]
         if generation.n > passages.MAX_SKILLS:  # as in process: no passage index, so no body is read for one
             router.__dict__["passages"] = None
         router._signals = PgSignals(self.db, generation,  # type: ignore[assignment]
