@@ -1,4 +1,4 @@
-"""The index in PostgreSQL + pgvector: one table set per library, generations committed in one transaction.
+"""The index in PostgreSQL + pgvector: one table set per library epoch, generations committed in one transaction.
 
 Selected by ``--index-url postgresql://...`` (installed with the ``postgres`` extra: psycopg 3, psycopg-pool and
 pgvector). The file store (:mod:`router.store`) stays the default. Only candidate retrieval and the scores of the
@@ -8,28 +8,42 @@ calls :meth:`PgSignals.score` exactly where it calls :meth:`router.signals.Signa
 Schema (``SCHEMA_VERSION``; :func:`migrate` brings a database up to it and only ``skill-router index`` calls it, a
 reader that finds another version says to run ``index``)::
 
-    skill_router_schema       (version)                                  one row
-    skill_router_libraries    (key, prefix, generation, signature, ...)  one row per library key (roots + profile)
-    skill_router_generations  (id, key, n, signature, params, moments)   the committed generations
-    <prefix>_embeddings       (content_hash, embedding vector(dim))      the embedding cache, kept by content
-    <prefix>_g<id>_docs       (position, skill_id, embedding)            one generation: each skill's vector,
-    <prefix>_g<id>_examples   (owner, embedding)                         every example request's vector,
-    <prefix>_g<id>_postings   (field, term, position, weight)            BM25 weights (field 0 text, 1 body)
+    skill_router_schema       (version)                                         one row
+    skill_router_libraries    (key, prefix, generation, signature, ...)         one row per library (roots + profile)
+    skill_router_generations  (id, key, epoch, n, signature, params, moments)   the committed generations
+    <prefix>_embeddings       (content_hash, embedding vector(dim))             the embedding cache, by content
+    <prefix>_e<epoch>_docs    (slot, born, died, skill_id, name, row_hash,      each skill's row: what a replica
+                               record, dl0, dl1, embedding)                     shows, its lengths and its vector
+    <prefix>_e<epoch>_examples (slot, born, died, embedding)                    every example request's vector
+    <prefix>_e<epoch>_postings (field, term, slot, born, died, tf, dl)          BM25 postings (field 0 text, 1 body)
+
+Generations. Rows carry the generation that wrote them (``born``) and the one that replaced or removed them
+(``died``, :data:`ALIVE` while current): generation ``g`` reads the rows with ``born <= g < died``. A build whose
+parameters (model, profile, BM25 fields and tokenizer) match the current generation's writes only the rows whose
+content hash changed, their postings and the statistics that change (document count, total length per field, the
+sums of the vectors and of their outer products); any other build starts a new epoch (new tables, the HNSW
+indexes built once over them). The ``keep`` newest generations stay readable; rows only older ones read are
+deleted, and an epoch's tables dropped once no kept generation reads them.
 
 A build embeds, in batches over the ONNX encoder, only the texts whose content hash the cache lacks, and commits
-each batch (a build killed while embedding resumes where it stopped). The generation itself (its tables, the
-HNSW index, the library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves
-the previous generation serving, and a reader reads one generation or the next, never a mix.
+each batch (a build killed while embedding resumes where it stopped). The generation itself (its rows, the
+library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves the previous
+generation serving, and a reader reads one generation or the next, never a mix.
+
+Readers. ``route``/``prompt`` read the library from its files and check it against the generation's signature.
+``serve`` (:class:`Replica`) reads nothing but the database: each live row's slot, id and name (a new generation
+as the rows it changed), and a skill's other fields from its row only when it is shown or loaded.
 
 Scores. Dense: cosine = inner product of unit vectors (``<#>`` is its negative). Lexical: the project's BM25
-(:mod:`indexes.bm25`, Lucene idf) as the weight of each (term, skill), computed by :class:`indexes.BM25Index`
-itself, so a skill's score is the sum of its postings' weights over the request's tokens. Below
-``EXACT_BELOW`` skills every skill's scores are read (exact, as the file store). From there on the database returns
-top lists (HNSW with ``ef_search`` from the candidate depth, BM25 ordered in SQL) plus, per signal, the sum and sum
-of squares of every skill's score (BM25 in the same query, dense from the generation's first and second moments of
-the vectors). Every candidate of any list gets its exact score in every signal; the others get the two-point fill
-of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out, so every
-candidate's z-score (the default fusion) is the exact one.
+(:mod:`indexes.bm25`, Lucene idf) computed in SQL from the postings' term frequencies and lengths with the
+generation's statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the
+scores are the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact,
+as the file store). From there on one statement returns the top lists (HNSW with ``ef_search`` from the candidate
+depth, BM25 ordered in SQL), every candidate's exact score in every signal and, per BM25 field, the sum and sum of
+squares of every skill's score (dense: from the generation's moments of the vectors); the skills left out get the
+two-point fill of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out,
+so every candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan
+cannot use the HNSW index for the request's own vector.
 """
 
 from __future__ import annotations
@@ -1193,7 +1207,10 @@ class Replica:
                 return before
         same_places = before is not None and old is not None and generation.slots is old.generation.slots and \
             generation.ids is old.generation.ids and generation.names is old.generation.names
-        if same_places:  # rows edited in place: only their skills are new, the registry is patched
+        if same_places and old is not None and generation is old.generation:  # another encoder, the same rows
+            assert before is not None
+            registry = cast(StoredRegistry, before.registry)
+        elif same_places:  # rows edited in place: only their skills are new, the registry is patched
             assert before is not None and old is not None
             registry = cast(StoredRegistry, before.registry).patched(generation, old.generation)
         else:
