@@ -123,27 +123,37 @@ def cache_vectors(db: Any, router: Any, key: str, real_count: int) -> int:
 
 
 def recall(db: Any, router: Any, queries: list[str]) -> dict[str, Any]:
+    """The HNSW path against exact search (index scans off), over the benchmark requests. ``path``: the dense
+    top-5 as the router gets it (the HNSW top list of the candidate depth, ranked by its exact cosines) against
+    the exact top-5; ``limit_5``: an HNSW query for 5 rows alone (``ef_search`` as the router sets it)."""
     from router import pgstore
 
     signals = router.signals
     g = signals.generation
     vectors = router.encode(queries)
-    same, hits = 0, 0
+    ef = min(1000, max(40, 2 * signals.depth))
+    counts = {"path": [0, 0], "limit_5": [0, 0]}
+    top = pgstore._sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE born <= %(g)s AND died > %(g)s ORDER BY "
+                       "embedding <#> %(q)s LIMIT %(k)s", d=g.table("docs"))
     with db.connection() as conn:
         for q in vectors:
             q = np.asarray(q, dtype=np.float32)
-            conn.execute(pgstore._sql("SET LOCAL hnsw.ef_search = {e}",
-                                      e=pgstore._literal(min(1000, max(40, 2 * signals.depth)))))
-            fast = [r[0] for r in conn.execute(pgstore._sql("SELECT position FROM {d} ORDER BY embedding <#> %s "
-                                                            "LIMIT 5", d=g.table("docs")), (q,))]
+            conn.execute(pgstore._sql("SET LOCAL hnsw.ef_search = {e}", e=pgstore._literal(ef)))
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            listed = conn.execute(top, {"q": q, "g": g.id, "k": signals.depth}).fetchall()
+            path = {r[0] for r in sorted(listed, key=lambda r: (-r[1], r[0]))[:5]}
+            alone = {r[0] for r in conn.execute(top, {"q": q, "g": g.id, "k": 5})}
             conn.execute("SET LOCAL enable_indexscan = off")
-            exact = [r[0] for r in conn.execute(pgstore._sql("SELECT position FROM {d} ORDER BY embedding <#> %s "
-                                                             "LIMIT 5", d=g.table("docs")), (q,))]
+            exact = {r[0] for r in conn.execute(top, {"q": q, "g": g.id, "k": 5})}
             conn.execute("SET LOCAL enable_indexscan = on")
-            same += set(fast) == set(exact)
-            hits += len(set(fast) & set(exact))
-    return {"same_top5": round(same / len(queries), 4), "recall_at_5": round(hits / (5 * len(queries)), 4),
-            "requests": len(queries), "ef_search": min(1000, max(40, 2 * signals.depth))}
+            for name, found in (("path", path), ("limit_5", alone)):
+                counts[name][0] += found == exact
+                counts[name][1] += len(found & exact)
+    n = len(queries)
+    return {"same_top5": round(counts["path"][0] / n, 4), "recall_at_5": round(counts["path"][1] / (5 * n), 4),
+            "limit_5_same_top5": round(counts["limit_5"][0] / n, 4),
+            "limit_5_recall_at_5": round(counts["limit_5"][1] / (5 * n), 4), "requests": n, "ef_search": ef,
+            "depth": signals.depth}
 
 
 def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
@@ -157,17 +167,22 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     from router.index import LibraryIndex, LibrarySource
     from router.routing import Router
     from router.signals import Signals
+    from router.signals.examples import ExampleVectors
     from router.spec import LibrarySpec
 
     g = router.signals.generation
     with router.index.store.database.connection() as conn:
         register_vector(conn)
-        rows = conn.execute(pgstore._sql("SELECT embedding FROM {d} ORDER BY position", d=g.table("docs"))).fetchall()
-    vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32)
+        rows = conn.execute(pgstore._sql("SELECT skill_id, embedding FROM {d} WHERE born <= %(g)s AND died > %(g)s",
+                                         d=g.table("docs")), {"g": g.id}).fetchall()
+    vector_of = {skill_id: vector.to_numpy() for skill_id, vector in rows}
     plain = LibrarySource.read(LibrarySpec.create(catalog=str(catalog)), router.config, encoder=router.encoder)
     ids = tuple(s.id for s in plain.skills)
+    vectors = np.array([vector_of[i] for i in ids], dtype=np.float32)
     signals = Signals(ids, {"bm25": BM25Index.from_texts(ids, plain.index_texts()),
-                            "dense": DenseIndex.from_vectors(ids, vectors)})
+                            "dense": DenseIndex.from_vectors(ids, vectors),
+                            "examples": ExampleVectors(np.zeros((0, vectors.shape[1]), np.float32),
+                                                       np.zeros(0, np.int64))})
     local = Router(LibraryIndex(plain, signals))
     a, b = local.score_many(queries), router.score_many(queries)
 
@@ -281,11 +296,14 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             for _, url in replicas:
                 for q in queries[:10]:
                     client.post(f"{url}/v1/route", json={"query": q, "k": 5})
-            one, both, failed = [], [], 0
+            one, both, inside, failed = [], [], [], 0
             for q in queries:
                 t = time.perf_counter()
-                failed += client.post(f"{replicas[0][1]}/v1/route", json={"query": q, "k": 5}).status_code != 200
+                answer = client.post(f"{replicas[0][1]}/v1/route", json={"query": q, "k": 5})
                 one.append(time.perf_counter() - t)
+                failed += answer.status_code != 200
+                if answer.status_code == 200:
+                    inside.append(answer.json()["timings"]["route_ms"] / 1000)
             for i, q in enumerate(queries):
                 t = time.perf_counter()
                 failed += client.post(f"{replicas[i % 2][1]}/v1/route",
@@ -293,11 +311,13 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
                 both.append(time.perf_counter() - t)
             out["route_one_replica"] = percentiles(one)
             out["route_two_replicas"] = percentiles(both)
+            out["route_inside_server"] = percentiles(inside)
             out["failed_requests"] = failed
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  route {out['route_one_replica']} / {out['route_two_replicas']}, rss {out['replica_rss_mb']}",
                   file=sys.stderr)
-            out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas])
+            out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries)
+            out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  edit {out['edit']}", file=sys.stderr)
         if with_downtime:
             out["downtime"] = downtime(server, [u for _, u in replicas], queries)
@@ -309,7 +329,15 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     return out
 
 
-def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, replicas: list[str]) -> dict[str, Any]:
+def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, replicas: list[str],
+         queries: list[str]) -> dict[str, Any]:
+    """One row's description rewritten and ``index`` run (in this process, as ``skill-router index --catalog ...
+    --index-url ...`` runs it) while a second client keeps routing through both replicas: the time from the commit
+    until each replica ranks the row first and shows its new description, and every failed request meanwhile."""
+    import threading
+
+    import httpx
+
     from router import pgstore
     from router.index import LibrarySource
     from router.spec import LibrarySpec
@@ -318,6 +346,21 @@ def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, repli
     new = "Reconcile lighthouse keeper logbooks against tide gauge readings and flag the nights they disagree."
     edited = [dict(r, description=new) if r["id"] == target["id"] else r for r in rows]
     catalog.write_text("".join(json.dumps(r) + "\n" for r in edited), encoding="utf-8")
+    stop = threading.Event()
+    load = {"requests": 0, "failed": 0}
+
+    def background() -> None:
+        with httpx.Client(timeout=60, trust_env=False) as other:
+            i = 0
+            while not stop.is_set():
+                status = other.post(f"{replicas[i % len(replicas)]}/v1/route",
+                                    json={"query": queries[i % len(queries)], "k": 5}).status_code
+                load["requests"] += 1
+                load["failed"] += status != 200
+                i += 1
+
+    loader = threading.Thread(target=background, daemon=True)
+    loader.start()
     source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     start = time.perf_counter()
     report = pgstore.publish(pgstore.database(url), source, source.spec.key)
@@ -334,12 +377,31 @@ def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, repli
             requests += 1
             if answer.status_code != 200:
                 failed += 1
-            elif answer.json()["matches"][0]["id"] == target["id"]:
+            elif answer.json()["matches"][0]["id"] == target["id"] and new in answer.json()["catalogue"]:
                 seen[replica] = time.monotonic() - committed
-        time.sleep(0.02)
-    return {"index_s": round(index_s, 2), "embedded": report.embedded,
+        time.sleep(0.01)
+    time.sleep(1.0)
+    stop.set()
+    loader.join(timeout=60)
+    return {"index_s": round(index_s, 2), "embedded": report.embedded, "rows_written": report.written,
+            "incremental": report.incremental, "commit_s": round(report.seconds_commit, 3),
             "visible_after_commit_s": [round(seen.get(r, float("nan")), 3) for r in replicas],
-            "requests_meanwhile": requests, "failed_requests": failed}
+            "probe_requests": requests, "probe_failed": failed, "load_requests": load["requests"],
+            "load_failed": load["failed"]}
+
+
+def encoder_rss_mb() -> dict[str, float]:
+    """Resident memory of a process that only loads the encoder ``serve`` uses and embeds one request: what the
+    model costs a replica whatever the catalogue."""
+    code = ("def rss_mb(pid):\n    for line in open(f'/proc/{pid}/status'):\n        if line.startswith('VmRSS:'):\n"
+            "            return int(line.split()[1]) / 1024\nimport os\nbase = rss_mb(os.getpid())\n"
+            "from router import encoders\nnotes = []\n"
+            "encoder = encoders.choose(None, notes, kind=encoders.encoder_kind('auto'), export=True)\n"
+            "encoder.encode(['warm up'])\nprint(base, rss_mb(os.getpid()), type(encoder).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ,
+                         "PYTHONPATH": str(ROOT)}, cwd=ROOT, check=True).stdout.split()
+    return {"python_mb": round(float(out[0]), 1), "with_encoder_mb": round(float(out[1]), 1),
+            "encoder_mb": round(float(out[1]) - float(out[0]), 1), "encoder": out[2]}
 
 
 def main() -> None:
@@ -351,6 +413,8 @@ def main() -> None:
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
     results: dict[str, Any] = {}
+    results["encoder_alone"] = encoder_rss_mb()
+    print(f"encoder alone {results['encoder_alone']}", file=sys.stderr)
     server = PgServer(shared_buffers="1GB")
     try:
         with tempfile.TemporaryDirectory(prefix="sr-scale-") as folder:

@@ -33,26 +33,26 @@ def exact(generation: Any) -> bool:
     return int(generation.params.get("examples", 0)) <= EXACT_EXAMPLES
 
 
-def query(conn: Any, generation: Any, vector: np.ndarray, candidates: Sequence[int]) -> Any:
-    """The cursor of the example scores: (owner, best example cosine, own dense cosine) of every owner, or
-    (owner, best example cosine) of the candidates only past :data:`EXACT_EXAMPLES`."""
+def query(conn: Any, generation: Any, vector: np.ndarray) -> Any:
+    """The cursor of every live owner's (slot, best example cosine, own dense cosine) in ``generation`` (rows
+    ``born <= g < died`` of its epoch's tables); the caller maps slots to positions. Made only when
+    :func:`exact`; past it the candidates' best examples come with the retrieval statement."""
     from psycopg import sql
 
     examples, docs = generation.table("examples"), generation.table("docs")
-    if exact(generation):
-        return conn.execute(sql.SQL(
-            "WITH e AS (SELECT owner, max(-(embedding <#> %s)) AS best FROM {x} GROUP BY owner) "
-            "SELECT e.owner, e.best, -(d.embedding <#> %s) FROM e JOIN {d} d ON d.position = e.owner"
-        ).format(x=examples, d=docs), (vector, vector))
-    return conn.execute(sql.SQL("SELECT owner, max(-(embedding <#> %s)) FROM {x} WHERE owner = ANY(%s) GROUP BY owner"
-                                ).format(x=examples), (vector, list(candidates)))
+    return conn.execute(sql.SQL(
+        "WITH e AS (SELECT slot, max(-(embedding <#> %(q)s)) AS best FROM {x} WHERE born <= %(g)s AND died > %(g)s "
+        "GROUP BY slot) SELECT e.slot, e.best, -(d.embedding <#> %(q)s) FROM e JOIN {d} d ON d.slot = e.slot AND "
+        "d.born <= %(g)s AND d.died > %(g)s"
+    ).format(x=examples, d=docs), {"q": vector, "g": generation.id})
 
 
 def scores(rows: Sequence[tuple[Any, ...]], dense: np.ndarray, where: np.ndarray, dense_values: np.ndarray,
            dense_total: float, dense_total_sq: float, ceiling: float | None) -> np.ndarray:
     """The ``examples`` row of one request: ``dense`` (the filled dense row), ``where`` / ``dense_values`` the
     candidates and their exact dense cosines, ``dense_total`` / ``dense_total_sq`` the sum and sum of squares of
-    every skill's dense cosine, ``rows`` what :func:`query` returned."""
+    every skill's dense cosine, ``rows`` :func:`query`'s rows by position (owner, best, own), or past
+    :data:`EXACT_EXAMPLES` the candidates' (owner, best)."""
     from indexes.fill import fill_unretrieved
 
     if rows and len(rows[0]) == 2:  # past EXACT_EXAMPLES: the candidates' example scores over dense's fill

@@ -1,4 +1,4 @@
-"""The index in PostgreSQL + pgvector: one table set per library, generations committed in one transaction.
+"""The index in PostgreSQL + pgvector: one table set per library epoch, generations committed in one transaction.
 
 Selected by ``--index-url postgresql://...`` (installed with the ``postgres`` extra: psycopg 3, psycopg-pool and
 pgvector). The file store (:mod:`router.store`) stays the default. Only candidate retrieval and the scores of the
@@ -8,28 +8,42 @@ calls :meth:`PgSignals.score` exactly where it calls :meth:`router.signals.Signa
 Schema (``SCHEMA_VERSION``; :func:`migrate` brings a database up to it and only ``skill-router index`` calls it, a
 reader that finds another version says to run ``index``)::
 
-    skill_router_schema       (version)                                  one row
-    skill_router_libraries    (key, prefix, generation, signature, ...)  one row per library key (roots + profile)
-    skill_router_generations  (id, key, n, signature, params, moments)   the committed generations
-    <prefix>_embeddings       (content_hash, embedding vector(dim))      the embedding cache, kept by content
-    <prefix>_g<id>_docs       (position, skill_id, embedding)            one generation: each skill's vector,
-    <prefix>_g<id>_examples   (owner, embedding)                         every example request's vector,
-    <prefix>_g<id>_postings   (field, term, position, weight)            BM25 weights (field 0 text, 1 body)
+    skill_router_schema       (version)                                         one row
+    skill_router_libraries    (key, prefix, generation, signature, ...)         one row per library (roots + profile)
+    skill_router_generations  (id, key, epoch, n, signature, params, moments)   the committed generations
+    <prefix>_embeddings       (content_hash, embedding vector(dim))             the embedding cache, by content
+    <prefix>_e<epoch>_docs    (slot, born, died, skill_id, name, row_hash,      each skill's row: what a replica
+                               record, dl0, dl1, embedding)                     shows, its lengths and its vector
+    <prefix>_e<epoch>_examples (slot, born, died, embedding)                    every example request's vector
+    <prefix>_e<epoch>_postings (field, term, slot, born, died, tf, dl)          BM25 postings (field 0 text, 1 body)
+
+Generations. Rows carry the generation that wrote them (``born``) and the one that replaced or removed them
+(``died``, :data:`ALIVE` while current): generation ``g`` reads the rows with ``born <= g < died``. A build whose
+parameters (model, profile, BM25 fields and tokenizer) match the current generation's writes only the rows whose
+content hash changed, their postings and the statistics that change (document count, total length per field, the
+sums of the vectors and of their outer products); any other build starts a new epoch (new tables, the HNSW
+indexes built once over them). The ``keep`` newest generations stay readable; rows only older ones read are
+deleted, and an epoch's tables dropped once no kept generation reads them.
 
 A build embeds, in batches over the ONNX encoder, only the texts whose content hash the cache lacks, and commits
-each batch (a build killed while embedding resumes where it stopped). The generation itself (its tables, the
-HNSW index, the library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves
-the previous generation serving, and a reader reads one generation or the next, never a mix.
+each batch (a build killed while embedding resumes where it stopped). The generation itself (its rows, the
+library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves the previous
+generation serving, and a reader reads one generation or the next, never a mix.
+
+Readers. ``route``/``prompt`` read the library from its files and check it against the generation's signature.
+``serve`` (:class:`Replica`) reads nothing but the database: each live row's slot, id and name (a new generation
+as the rows it changed), and a skill's other fields from its row only when it is shown or loaded.
 
 Scores. Dense: cosine = inner product of unit vectors (``<#>`` is its negative). Lexical: the project's BM25
-(:mod:`indexes.bm25`, Lucene idf) as the weight of each (term, skill), computed by :class:`indexes.BM25Index`
-itself, so a skill's score is the sum of its postings' weights over the request's tokens. Below
-``EXACT_BELOW`` skills every skill's scores are read (exact, as the file store). From there on the database returns
-top lists (HNSW with ``ef_search`` from the candidate depth, BM25 ordered in SQL) plus, per signal, the sum and sum
-of squares of every skill's score (BM25 in the same query, dense from the generation's first and second moments of
-the vectors). Every candidate of any list gets its exact score in every signal; the others get the two-point fill
-of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out, so every
-candidate's z-score (the default fusion) is the exact one.
+(:mod:`indexes.bm25`, Lucene idf) computed in SQL from the postings' term frequencies and lengths with the
+generation's statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the
+scores are the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact,
+as the file store). From there on one statement returns the top lists (HNSW with ``ef_search`` from the candidate
+depth, BM25 ordered in SQL), every candidate's exact score in every signal and, per BM25 field, the sum and sum of
+squares of every skill's score (dense: from the generation's moments of the vectors); the skills left out get the
+two-point fill of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out,
+so every candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan
+cannot use the HNSW index for the request's own vector.
 """
 
 from __future__ import annotations
@@ -41,23 +55,28 @@ import re
 import sys
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from router.errors import ConfigError, SkillRouterError
+from router.registry import SkillRegistry
+from router.skill import Skill
 from router.store import text_key
 
 if TYPE_CHECKING:
+    from router.config import RouterConfig
     from router.index import LibrarySource, Scorer
+    from router.routing import Router
     from router.signals import BuildReport
     from router.spec import LibrarySpec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Libraries with fewer skills are scored exactly (every skill's scores read); HNSW top lists from here on.
 EXACT_BELOW = 5000
 #: Candidates per signal above EXACT_BELOW: at least this many, and at least 20 times the routed k.
@@ -138,7 +157,8 @@ class Database:
         # The pool's own warnings repeat what the one-line errors below say, once per attempt.
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         self.pool = ConnectionPool(url, min_size=1, max_size=max_size, open=True, timeout=CONNECT_TIMEOUT_S,
-                                   kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False},
+                                   kwargs={"connect_timeout": int(CONNECT_TIMEOUT_S), "autocommit": False,
+                                           "prepare_threshold": None},
                                    configure=self._configure,
                                    name="skill-router")  # opens in the background: nothing waits here
 
@@ -182,8 +202,22 @@ class Database:
         self.pool.close()
 
 
+
+
 # -- schema ---------------------------------------------------------------------------------------------------------
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+def _drop_per_generation_tables(conn: Any) -> None:
+    """Schema 1 kept one table set per generation; schema 2 keeps one per epoch, rows tagged with generations."""
+    rows = conn.execute("SELECT l.prefix, g.id FROM skill_router_generations g JOIN skill_router_libraries l "
+                        "ON l.key = g.key").fetchall()
+    for prefix, gen_id in rows:
+        for kind in ("docs", "examples", "postings"):
+            conn.execute(_sql("DROP TABLE IF EXISTS {t}", t=_ident(prefix, f"g{gen_id}", kind)))
+    conn.execute("UPDATE skill_router_libraries SET generation = NULL, signature = NULL")
+    conn.execute("DELETE FROM skill_router_generations")
+
+
+Migration = str | Callable[[Any], None]
+MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     1: (
         "CREATE EXTENSION IF NOT EXISTS vector",
         "CREATE TABLE IF NOT EXISTS skill_router_schema (version integer NOT NULL)",
@@ -192,6 +226,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE IF NOT EXISTS skill_router_generations (id bigserial PRIMARY KEY, key text NOT NULL "
         "REFERENCES skill_router_libraries(key), n integer NOT NULL, signature text NOT NULL, params jsonb NOT NULL, "
         "moments bytea NOT NULL, created timestamptz NOT NULL DEFAULT now())",
+    ),
+    2: (
+        _drop_per_generation_tables,
+        "ALTER TABLE skill_router_generations ADD COLUMN epoch bigint NOT NULL",
     ),
 }
 
@@ -214,7 +252,10 @@ def migrate(conn: Any) -> int:
                           f"{SCHEMA_VERSION}: upgrade skill-router")
     for version in range(found + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[version]:
-            conn.execute(statement)
+            if callable(statement):
+                statement(conn)
+            else:
+                conn.execute(statement)
         conn.execute("DELETE FROM skill_router_schema")
         conn.execute("INSERT INTO skill_router_schema (version) VALUES (%s)", (version,))
     return found
@@ -240,11 +281,17 @@ def _sql(text: str, **names: Any) -> Any:
     return sql.SQL(text).format(**names)
 
 
+def _literal(value: int) -> Any:
+    from psycopg import sql
+
+    return sql.SQL(str(int(value)))
+
+
 # -- what a generation holds ----------------------------------------------------------------------------------------
 def library_signature(router: LibrarySource) -> str:
     """What a generation is built from: every skill's fields that its texts are made of, in order, with the
-    parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a replica
-    checks it on every reload)."""
+    parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a reader
+    from files checks it before it routes)."""
     config = router.config
     digest = hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, router.profile.name, config.body,
                                         config.body_tokens, config.dense_name]).encode())
@@ -254,13 +301,36 @@ def library_signature(router: LibrarySource) -> str:
     return digest.hexdigest()
 
 
+def skill_record(skill: Skill) -> str:
+    """Everything a replica needs to show and load ``skill`` (its row in the catalogue table), as JSON."""
+    return json.dumps({"name": skill.name, "description": skill.description, "path": skill.path, "id": skill.id,
+                       "body": skill.body, "metadata": dict(skill.metadata), "index_description":
+                       skill.index_description, "examples": list(skill.examples), "os_path": skill.os_path},
+                      ensure_ascii=False, default=str)
+
+
+def _live(alias: str = "") -> str:
+    """The rows of generation ``%(g)s``: born at or before it and not dead yet."""
+    a = f"{alias}." if alias else ""
+    return f"{a}born <= %(g)s AND {a}died > %(g)s"
+
+
 @dataclass(frozen=True)
 class Generation:
-    """One committed generation of one library, as a reader holds it (tables, size, moments of the vectors)."""
+    """One committed generation of one library as a reader holds it: its epoch's tables, each live row's slot,
+    id, name and birth, BM25's statistics and the moments of the vectors.
+
+    Rows live in one table set per *epoch* (a build from scratch starts one) and carry the generation that wrote
+    them (``born``) and the one that replaced or removed them (``died``, :data:`ALIVE` while current); generation
+    ``g`` is the rows with ``born <= g < died``. An edit writes only the rows that changed."""
 
     id: int
     prefix: str
-    ids: tuple[str, ...]
+    epoch: int
+    slots: np.ndarray  # int64, the live rows' slots, ascending
+    ids: tuple[str, ...]  # in slot order
+    names: tuple[str, ...]
+    born: np.ndarray  # int64, each live row's generation of birth (its row key with the slot)
     signature: str
     params: Mapping[str, Any]
     mean: np.ndarray  # (dim,) mean of the skills' vectors
@@ -271,7 +341,7 @@ class Generation:
         return len(self.ids)
 
     def table(self, kind: str) -> Any:
-        return _ident(self.prefix, f"g{self.id}", kind)
+        return _ident(self.prefix, f"e{self.epoch}", kind)
 
     @property
     def has_examples(self) -> bool:
@@ -281,30 +351,85 @@ class Generation:
     def fields(self) -> tuple[str, ...]:
         return tuple(self.params.get("fields", ("bm25",)))
 
+    def stats(self, field: str) -> tuple[int, float]:
+        """(documents, average length) of a BM25 field, as :func:`indexes.bm25.fit_counts` computes them."""
+        n, total = self.params["stats"][field]
+        return int(n), int(total) / int(n) if n else 0.0
 
-def _moments_bytes(vectors: np.ndarray) -> bytes:
-    v = np.asarray(vectors, dtype=np.float64)
-    n = max(len(v), 1)
-    return np.concatenate([v.sum(axis=0) / n, (v.T @ v).ravel() / n]).astype(np.float64).tobytes()
+
+ALIVE = 2 ** 63 - 1
 
 
-def _moments(raw: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def _moments_bytes(first: np.ndarray, second: np.ndarray) -> bytes:
+    return np.concatenate([np.asarray(first, np.float64).ravel(), np.asarray(second, np.float64).ravel()]).tobytes()
+
+
+def _sums(raw: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of the vectors, sum of v v^T) as stored with a generation."""
     values = np.frombuffer(raw, dtype=np.float64)
     return values[:dim].copy(), values[dim:].reshape(dim, dim).copy()
 
 
-def read_generation(conn: Any, key: str, url: str) -> Generation:
+def read_generation(conn: Any, key: str, url: str, previous: Generation | None = None) -> Generation:
+    """The library's current generation; from ``previous`` (a generation of the same epoch) only the rows that
+    changed between the two are read."""
     check_schema(conn, url)
-    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.signature, g.params, g.moments FROM skill_router_libraries l "
-                       "JOIN skill_router_generations g ON g.id = l.generation WHERE l.key = %s", (key,)).fetchone()
+    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments FROM "
+                       "skill_router_libraries l JOIN skill_router_generations g ON g.id = l.generation WHERE l.key = "
+                       "%s", (key,)).fetchone()
     if row is None:
         raise ConfigError(f"the database {redacted(url)} holds no index of this library: run 'skill-router index "
                           f"--index-url ...' with the same --skills/--catalog and --profile first")
-    prefix, dim, gen_id, signature, params, moments = row
-    ids = conn.execute(_sql("SELECT skill_id FROM {t} ORDER BY position", t=_ident(prefix, f"g{gen_id}", "docs"))
-                       ).fetchall()
-    mean, second = _moments(bytes(moments), int(dim))
-    return Generation(int(gen_id), prefix, tuple(r[0] for r in ids), signature, params, mean, second)
+    prefix, dim, gen_id, epoch, n, signature, params, moments = row
+    gen_id, epoch, n = int(gen_id), int(epoch), int(n)
+    if previous is not None and previous.id == gen_id:
+        return previous
+    docs = _ident(prefix, f"e{epoch}", "docs")
+    if previous is not None and previous.epoch == epoch and previous.id < gen_id:
+        changes = conn.execute(_sql("SELECT slot, skill_id, name, born, died FROM {d} WHERE (born > %(p)s AND born <= "
+                                    "%(g)s) OR (died > %(p)s AND died <= %(g)s)", d=docs),
+                               {"p": previous.id, "g": gen_id}).fetchall()
+        gone = {int(r[0]) for r in changes if int(r[3]) <= previous.id}
+        added = sorted((int(r[0]), r[1], r[2], int(r[3])) for r in changes if int(r[3]) > previous.id
+                       and int(r[4]) > gen_id)
+        if gone == {a[0] for a in added} and len(added) == len(gone):  # rows edited in place: same slots
+            at = np.searchsorted(previous.slots, [a[0] for a in added])
+            born = previous.born.copy()
+            born[at] = [a[3] for a in added]
+            ids_list, names_list = list(previous.ids), list(previous.names)
+            for i, (_, skill_id, name, _) in zip(at.tolist(), added):
+                ids_list[i], names_list[i] = skill_id, name
+            same = all(previous.ids[i] == a[1] and previous.names[i] == a[2] for i, a in zip(at.tolist(), added))
+            ids, names = (previous.ids, previous.names) if same else (tuple(ids_list), tuple(names_list))
+            first, second = _sums(bytes(moments), int(dim))
+            scale = 1.0 / max(n, 1)
+            return Generation(gen_id, prefix, epoch, previous.slots, ids, names, born, signature, params,
+                              first * scale, second * scale)
+        keep = ~np.isin(previous.slots, np.fromiter(gone, np.int64, len(gone))) if gone else \
+            np.ones(previous.n, dtype=bool)
+        kept = np.flatnonzero(keep)
+        slots = np.concatenate([previous.slots[kept], np.array([a[0] for a in added], np.int64)])
+        order = np.argsort(slots, kind="stable")
+        ids_all = [previous.ids[i] for i in kept.tolist()] + [a[1] for a in added]
+        names_all = [previous.names[i] for i in kept.tolist()] + [a[2] for a in added]
+        born_all = np.concatenate([previous.born[kept], np.array([a[3] for a in added], np.int64)])
+        ids = tuple(ids_all[i] for i in order.tolist())
+        names = tuple(names_all[i] for i in order.tolist())
+        slots, born = slots[order], born_all[order]
+    else:
+        rows = conn.execute(_sql("SELECT slot, skill_id, name, born FROM {d} WHERE " + _live() + " ORDER BY slot",
+                                 d=docs), {"g": gen_id}).fetchall()
+        slots = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        ids = tuple(r[1] for r in rows)
+        names = tuple(r[2] for r in rows)
+        born = np.fromiter((r[3] for r in rows), np.int64, len(rows))
+    if len(ids) != n:
+        raise StoreUnavailable(f"generation {gen_id} in {redacted(url)} reads {len(ids)} rows for its {n} skills: "
+                               f"it was pruned while being read; the next request reads the current one")
+    first, second = _sums(bytes(moments), int(dim))
+    scale = 1.0 / max(n, 1)
+    return Generation(gen_id, prefix, epoch, slots, ids, names, born, signature, params, first * scale,
+                      second * scale)
 
 
 # -- writing --------------------------------------------------------------------------------------------------------
@@ -316,16 +441,74 @@ class PublishReport:
     seconds_embedding: float = 0.0
     seconds_commit: float = 0.0
     unchanged: bool = False
+    #: rows written by the generation (all of them for a build from scratch, the changed ones for an edit)
+    written: int = 0
+    removed: int = 0
+    incremental: bool = False
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One skill's row to write: where it goes and what it holds."""
+
+    slot: int
+    position: int  # in the router's skill order
+    skill_id: str
+    name: str
+    row_hash: str
+    record: str
+    content: str  # the cache key of its dense text
+    terms: tuple[Mapping[str, int], ...]  # per BM25 field: term -> count
+    examples: tuple[str, ...]  # cache keys of its example requests
+
+
+def _build_key(router: LibrarySource, fields: Sequence[str], dim: int) -> str:
+    """What every row of an epoch shares: a generation with another key starts a new epoch (a build from
+    scratch)."""
+    from indexes.bm25 import BM25Params
+    from indexes.tokenize import DEFAULT_TOKENIZER
+
+    config = router.config
+    params = BM25Params()
+    return hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, dim, router.profile.name, list(fields),
+                                      DEFAULT_TOKENIZER.to_dict(), params.k1, params.b, params.variant, config.body,
+                                      config.body_tokens, config.dense_name], sort_keys=True, default=str
+                                     ).encode()).hexdigest()
+
+
+def _create_epoch(conn: Any, prefix: str, epoch: int, dim: int) -> None:
+    docs, examples, postings = (_ident(prefix, f"e{epoch}", kind) for kind in ("docs", "examples", "postings"))
+    conn.execute(_sql("CREATE TABLE {d} (slot integer NOT NULL, born bigint NOT NULL, died bigint NOT NULL, skill_id "
+                      "text NOT NULL, name text NOT NULL, row_hash text NOT NULL, record text NOT NULL, dl0 integer "
+                      "NOT NULL, dl1 integer NOT NULL, embedding vector({n}) NOT NULL)", d=docs, n=_literal(dim)))
+    conn.execute(_sql("CREATE TABLE {x} (slot integer NOT NULL, born bigint NOT NULL, died bigint NOT NULL, "
+                      "embedding vector({n}) NOT NULL)", x=examples, n=_literal(dim)))
+    conn.execute(_sql("CREATE TABLE {p} (field smallint NOT NULL, term text NOT NULL, slot integer NOT NULL, born "
+                      "bigint NOT NULL, died bigint NOT NULL, tf integer NOT NULL, dl integer NOT NULL)", p=postings))
+
+
+def _index_epoch(conn: Any, prefix: str, epoch: int) -> None:
+    """The epoch's indexes, made after its first rows are in (a bulk build is faster than one row at a time)."""
+    docs, examples, postings = (_ident(prefix, f"e{epoch}", kind) for kind in ("docs", "examples", "postings"))
+    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+    conn.execute(_sql("ALTER TABLE {d} ADD PRIMARY KEY (slot, born)", d=docs))
+    conn.execute(_sql("CREATE INDEX ON {d} USING hnsw (embedding vector_ip_ops)", d=docs))
+    conn.execute(_sql("CREATE INDEX ON {x} (slot)", x=examples))
+    conn.execute(_sql("CREATE INDEX ON {x} USING hnsw (embedding vector_ip_ops)", x=examples))
+    conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
+    conn.execute(_sql("CREATE INDEX ON {p} (slot)", p=postings))
+    for table in (docs, examples, postings):  # the planner's statistics, before the first reader plans a query
+        conn.execute(_sql("ANALYZE {t}", t=table))
 
 
 def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable[[str], None] | None = None,
             batch: int = EMBED_BATCH, keep: int = 2, after_embedding: Callable[[], None] | None = None
             ) -> PublishReport:
     """Build the library's index in the database: migrate, embed what the cache lacks (committed batch by batch),
-    then commit a new generation in one transaction and notify the readers. ``keep`` generations are kept (the
-    new one and the one before it, which readers that have not swapped yet still read)."""
-    from indexes import BM25Index
-
+    then commit a new generation in one transaction and notify the readers. A generation of the same epoch as
+    the current one writes only the rows whose content changed (by hash), the rows' BM25 postings and the
+    statistics that change; ``keep`` generations stay readable (the new one and the one before it, which readers
+    that have not swapped yet still read)."""
     report = PublishReport()
     if router.config.embeds_bodies:
         raise ConfigError(NO_BODY_EMBEDDINGS)
@@ -383,99 +566,187 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         after_embedding()
 
     start = time.perf_counter()
-    ids = [s.id for s in skills]
-    lexical = {"bm25": BM25Index.from_texts(ids, router.index_texts())}
+    from indexes.tokenize import DEFAULT_TOKENIZER
+
     bodies = router.body_texts()
+    field_texts = {"bm25": router.index_texts()}
     if any(t.strip() for t in bodies):
-        lexical["body_bm25"] = BM25Index.from_texts(ids, bodies)
+        field_texts["body_bm25"] = bodies
+    fields = list(field_texts)
+    build_key = _build_key(router, fields, dim)
+    examples_of: dict[int, list[str]] = {}
+    for (owner, _), content in zip(pairs, example_keys):
+        examples_of.setdefault(owner, []).append(content)
+    records = [skill_record(s) for s in skills]
+    hashes = [hashlib.sha256(f"{r}\0{c}".encode("utf-8", "surrogatepass")).hexdigest()
+              for r, c in zip(records, doc_keys)]
     with db.connection() as conn:
         register_vector(conn)
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
-        gen_id = conn.execute("SELECT nextval(pg_get_serial_sequence('skill_router_generations', 'id'))"
-                              ).fetchone()[0]
-        docs, examples, postings = (_ident(prefix, f"g{gen_id}", kind) for kind in ("docs", "examples", "postings"))
+        gen_id = int(conn.execute("SELECT nextval(pg_get_serial_sequence('skill_router_generations', 'id'))"
+                                  ).fetchone()[0])
+        previous = conn.execute("SELECT g.id, g.epoch, g.params, g.moments FROM skill_router_libraries l JOIN "
+                                "skill_router_generations g ON g.id = l.generation WHERE l.key = %s", (key,)).fetchone()
+        incremental = previous is not None and previous[2].get("build") == build_key
+        live: dict[str, tuple[int, str, int, int]] = {}
+        if incremental:
+            old_id, epoch, old_params = int(previous[0]), int(previous[1]), previous[2]
+            docs = _ident(prefix, f"e{epoch}", "docs")
+            live = {r[1]: (int(r[0]), r[2], int(r[3]), int(r[4])) for r in conn.execute(
+                _sql("SELECT slot, skill_id, row_hash, dl0, dl1 FROM {d} WHERE " + _live(), d=docs), {"g": old_id})}
+            next_slot = int(old_params["next_slot"])
+            first, second = _sums(bytes(previous[3]), dim)
+            stats = {f: [len(skills), int(old_params["stats"][f][1])] for f in fields}
+        else:
+            old_id, epoch, next_slot = 0, gen_id, 0
+            first, second = np.zeros(dim), np.zeros((dim, dim))
+            stats = {f: [len(skills), 0] for f in fields}
+            _create_epoch(conn, prefix, epoch, dim)
+            docs = _ident(prefix, f"e{epoch}", "docs")
+        examples_table, postings = (_ident(prefix, f"e{epoch}", kind) for kind in ("examples", "postings"))
+        wanted_ids = {s.id for s in skills}
+        rows: list[_Row] = []
+        killed: list[int] = []
+        for position, (skill, row_hash) in enumerate(zip(skills, hashes)):
+            old = live.get(skill.id)
+            if old is not None and old[1] == row_hash:
+                continue
+            if old is not None:
+                slot = old[0]
+                killed.append(slot)
+                for f, dl in zip(("bm25", "body_bm25"), old[2:]):
+                    if f in stats:
+                        stats[f][1] -= dl
+            else:
+                slot, next_slot = next_slot, next_slot + 1
+            terms = tuple(Counter(DEFAULT_TOKENIZER(field_texts[f][position])) for f in fields)
+            for f, counted in zip(fields, terms):
+                stats[f][1] += sum(counted.values())
+            rows.append(_Row(slot, position, skill.id, skill.name, row_hash, records[position], doc_keys[position],
+                             terms, tuple(examples_of.get(position, ()))))
+        removed = [old for skill_id, old in live.items() if skill_id not in wanted_ids]
+        for old in removed:
+            killed.append(old[0])
+            for f, dl in zip(("bm25", "body_bm25"), old[2:]):
+                if f in stats:
+                    stats[f][1] -= dl
         cache = _ident(prefix, "embeddings")
+        if killed:
+            gone = conn.execute(_sql("SELECT embedding FROM {d} WHERE slot = ANY(%(s)s) AND " + _live(), d=docs),
+                                {"s": killed, "g": old_id}).fetchall()
+            for (vector,) in gone:
+                v = vector.to_numpy().astype(np.float64)
+                first -= v
+                second -= np.outer(v, v)
+            for table in (docs, examples_table, postings):
+                conn.execute(_sql("UPDATE {t} SET died = %(n)s WHERE slot = ANY(%(s)s) AND died = %(a)s", t=table),
+                             {"n": gen_id, "s": killed, "a": ALIVE})
         staged = _ident(prefix, f"g{gen_id}", "staged")
-        conn.execute(_sql("CREATE TEMP TABLE {s} (position integer, skill_id text, content_hash text) ON COMMIT DROP",
-                          s=staged))
+        conn.execute(_sql("CREATE TEMP TABLE {s} (slot integer, skill_id text, name text, row_hash text, record text, "
+                          "dl0 integer, dl1 integer, content_hash text) ON COMMIT DROP", s=staged))
         with conn.cursor().copy(_sql("COPY {s} FROM STDIN", s=staged)) as copy:
-            for position, (skill_id, content) in enumerate(zip(ids, doc_keys)):
-                copy.write_row((position, skill_id, content))
-        conn.execute(_sql("CREATE TABLE {d} AS SELECT s.position, s.skill_id, e.embedding FROM {s} s JOIN {c} e "
-                          "ON e.content_hash = s.content_hash", d=docs, s=staged, c=cache))
-        conn.execute(_sql("ALTER TABLE {d} ADD PRIMARY KEY (position)", d=docs))
+            for r in rows:
+                lengths = [sum(t.values()) for t in r.terms] + [0, 0]
+                copy.write_row((r.slot, r.skill_id, r.name, r.row_hash, r.record, lengths[0], lengths[1], r.content))
+        conn.execute(_sql("INSERT INTO {d} SELECT s.slot, %(n)s, %(a)s, s.skill_id, s.name, s.row_hash, s.record, "
+                          "s.dl0, s.dl1, e.embedding FROM {s} s JOIN {c} e ON e.content_hash = s.content_hash",
+                          d=docs, s=staged, c=cache), {"n": gen_id, "a": ALIVE})
         conn.execute(_sql("TRUNCATE {s}", s=staged))
-        with conn.cursor().copy(_sql("COPY {s} FROM STDIN", s=staged)) as copy:
-            for (owner, _), content in zip(pairs, example_keys):
-                copy.write_row((owner, "", content))
-        conn.execute(_sql("CREATE TABLE {x} AS SELECT s.position AS owner, e.embedding FROM {s} s JOIN {c} e "
-                          "ON e.content_hash = s.content_hash", x=examples, s=staged, c=cache))
-        conn.execute(_sql("CREATE INDEX ON {x} (owner)", x=examples))
-        conn.execute(_sql("CREATE TABLE {p} (field smallint NOT NULL, term text NOT NULL, position integer NOT NULL, "
-                          "weight double precision NOT NULL)", p=postings))
+        with conn.cursor().copy(_sql("COPY {s} (slot, content_hash) FROM STDIN", s=staged)) as copy:
+            for r in rows:
+                for content in r.examples:
+                    copy.write_row((r.slot, content))
+        conn.execute(_sql("INSERT INTO {x} SELECT s.slot, %(n)s, %(a)s, e.embedding FROM {s} s JOIN {c} e ON "
+                          "e.content_hash = s.content_hash", x=examples_table, s=staged, c=cache),
+                     {"n": gen_id, "a": ALIVE})
         with conn.cursor().copy(_sql("COPY {p} FROM STDIN WITH (FORMAT BINARY)", p=postings)) as copy:
-            copy.set_types(["int2", "text", "int4", "float8"])
-            for name, index in lexical.items():
-                for term, position, weight in _postings(index):
-                    copy.write_row((FIELDS[name], term, position, weight))
-        conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
-        n = len(ids)
-        if n >= EXACT_BELOW:
-            conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
-            conn.execute(_sql("CREATE INDEX ON {d} USING hnsw (embedding vector_ip_ops)", d=docs))
-            if pairs:
-                conn.execute(_sql("CREATE INDEX ON {x} USING hnsw (embedding vector_ip_ops)", x=examples))
-        rows = conn.execute(_sql("SELECT embedding FROM {d} ORDER BY position", d=docs)).fetchall()
-        vectors = np.array([r[0].to_numpy() for r in rows], dtype=np.float32).reshape(n, dim)
-        params = {"model": model, "dim": dim, "examples": len(pairs), "fields": list(lexical),
-                  "tokenizer": lexical["bm25"].tokenizer.to_dict(), "profile": router.profile.name}
-        conn.execute("INSERT INTO skill_router_generations (id, key, n, signature, params, moments) VALUES "
-                     "(%s, %s, %s, %s, %s, %s)", (gen_id, key, n, signature, json.dumps(params),
-                                                  _moments_bytes(vectors)))
+            copy.set_types(["int2", "text", "int4", "int8", "int8", "int4", "int4"])
+            written = _postings([(r.slot, dict(zip(fields, r.terms))) for r in rows])
+            if not incremental:  # a term's postings side by side: a request reads a few pages, not one per posting
+                written = iter(sorted(written, key=lambda posting: (posting[0], posting[1])))
+            for field, term, slot, tf, dl in written:
+                copy.write_row((field, term, slot, gen_id, ALIVE, tf, dl))
+        if rows:
+            contents = list(dict.fromkeys(r.content for r in rows))
+            vector_of = {c: v.to_numpy() for c, v in conn.execute(_sql(
+                "SELECT content_hash, embedding FROM {c} WHERE content_hash = ANY(%s)", c=cache), (contents,))}
+            added = np.array([vector_of[r.content] for r in rows], dtype=np.float64).reshape(-1, dim)
+            first += added.sum(axis=0)
+            second += added.T @ added
+        if not incremental:
+            _index_epoch(conn, prefix, epoch)
+        n = len(skills)
+        params = {"model": model, "dim": dim, "examples": len(pairs), "fields": fields, "build": build_key,
+                  "tokenizer": DEFAULT_TOKENIZER.to_dict(), "profile": router.profile.name, "stats": stats,
+                  "next_slot": next_slot, "killed": killed}
+        conn.execute("INSERT INTO skill_router_generations (id, key, n, signature, params, moments, epoch) VALUES "
+                     "(%s, %s, %s, %s, %s, %s, %s)", (gen_id, key, n, signature, json.dumps(params),
+                                                      _moments_bytes(first, second), epoch))
         conn.execute("UPDATE skill_router_libraries SET generation = %s, signature = %s, updated = now() "
                      "WHERE key = %s", (gen_id, signature, key))
-        old = conn.execute("SELECT id FROM skill_router_generations WHERE key = %s AND id < %s ORDER BY id DESC "
-                           "OFFSET %s", (key, gen_id, max(keep - 1, 0))).fetchall()
-        for (old_id,) in old:
-            for kind in ("docs", "examples", "postings"):
-                conn.execute(_sql("DROP TABLE IF EXISTS {t}", t=_ident(prefix, f"g{old_id}", kind)))
-            conn.execute("DELETE FROM skill_router_generations WHERE id = %s", (old_id,))
+        _prune(conn, key, prefix, keep)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"key": key, "generation": gen_id})))
-    report.generation = int(gen_id)
+    report.generation = gen_id
+    report.written, report.removed, report.incremental = len(rows), len(removed), incremental
     report.seconds_commit = time.perf_counter() - start
     return report
 
 
-def _literal(value: int) -> Any:
-    from psycopg import sql
+def _prune(conn: Any, key: str, prefix: str, keep: int) -> None:
+    """Forget the generations past the newest ``keep``: the rows only they read, and the epochs no kept generation
+    reads."""
+    generations = conn.execute("SELECT id, epoch, params FROM skill_router_generations WHERE key = %s ORDER BY id "
+                               "DESC", (key,)).fetchall()
+    kept, dropped = generations[:max(keep, 1)], generations[max(keep, 1):]
+    kept_epochs = {int(e) for _, e, _ in kept}
+    oldest_id, oldest_epoch, oldest_params = kept[-1]
+    if oldest_params.get("killed"):
+        # rows that died with the oldest kept generation were read only by the generations before it
+        for kind in ("docs", "examples", "postings"):
+            conn.execute(_sql("DELETE FROM {t} WHERE slot = ANY(%(s)s) AND died = %(g)s",
+                              t=_ident(prefix, f"e{oldest_epoch}", kind)),
+                         {"s": oldest_params["killed"], "g": int(oldest_id)})
+    for old_id, old_epoch, _ in dropped:
+        if int(old_epoch) not in kept_epochs:
+            for kind in ("docs", "examples", "postings"):
+                conn.execute(_sql("DROP TABLE IF EXISTS {t}", t=_ident(prefix, f"e{old_epoch}", kind)))
+        conn.execute("DELETE FROM skill_router_generations WHERE id = %s", (old_id,))
 
-    return sql.SQL(str(int(value)))
 
-
-def _postings(index: Any) -> Iterator[tuple[str, int, float]]:
-    """(term, skill position, BM25 weight) of every posting of a built :class:`indexes.BM25Index`."""
-    weights = index._weights
-    if np.any(index._term_constant):
-        raise ConfigError("the PostgreSQL store keeps BM25 with a zero per-term constant (the lucene and okapi "
-                          "variants), not BM25+")
-    vocabulary = index.vocabulary
-    indptr, indices, data = weights.indptr, weights.indices, weights.data
-    for row, term in enumerate(vocabulary):
-        for j in range(indptr[row], indptr[row + 1]):
-            yield term, int(indices[j]), float(data[j])
+def _postings(rows: Sequence[tuple[int, Mapping[str, Mapping[str, int]]]]) -> Iterator[tuple[int, str, int, int, int]]:
+    """(field, term, slot, term frequency, document length) of every posting of ``rows`` ((slot, field -> term
+    counts), in the order :func:`indexes.bm25.count_terms` meets the terms)."""
+    for slot, fields in rows:
+        for name, counted in fields.items():
+            length = sum(counted.values())
+            for term, tf in counted.items():
+                yield FIELDS[name], term, slot, tf, length
 
 
 # -- reading --------------------------------------------------------------------------------------------------------
 class PgSignals:
     """The signals of one library read from the database: :meth:`score` returns what
-    :meth:`router.signals.Signals.score` returns (one score per skill and signal), computed by the database."""
+    :meth:`router.signals.Signals.score` returns (one score per skill and signal), computed by the database.
 
-    def __init__(self, db: Database, generation: Generation, tokenizer: Any, k: int = 5) -> None:
+    ``ids``: the router's skills in its own order (a router that read the library from files); by default the
+    generation's own order (a replica that reads the catalogue from the database)."""
+
+    def __init__(self, db: Database, generation: Generation, tokenizer: Any, k: int = 5,
+                 ids: Sequence[str] | None = None) -> None:
         self.db = db
         self.generation = generation
         self.tokenizer = tokenizer
         self.depth = max(MIN_DEPTH, 20 * k)
         self.cut = 0  # requests whose fill was cut at the lowest retrieved score (see indexes.fill)
+        g = generation
+        self._position = np.full(int(g.slots[-1]) + 1 if g.n else 0, -1, dtype=np.int64)  # slot -> position
+        if ids is None or tuple(ids) == g.ids:
+            self._ids = g.ids
+            self._position[g.slots] = np.arange(g.n)
+        else:
+            at = {skill_id: i for i, skill_id in enumerate(ids)}
+            self._ids = tuple(ids)
+            self._position[g.slots] = [at[skill_id] for skill_id in g.ids]
 
     @classmethod
     def current(cls, db: Database, key: str, router: LibrarySource) -> PgSignals:
@@ -489,11 +760,12 @@ class PgSignals:
         if generation.signature != signature:
             raise ConfigError(f"the index in {redacted(db.url)} was built from other skills, texts or model than "
                               f"the library has now: run 'skill-router index --index-url ...' to refresh it")
-        return cls(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k)
+        return cls(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                   [s.id for s in router.skills])
 
     @property
     def ids(self) -> tuple[str, ...]:
-        return self.generation.ids
+        return self._ids
 
     @property
     def has_examples(self) -> bool:
@@ -518,8 +790,8 @@ class PgSignals:
                             out[name][row] = scores[name]
                 return out
             except errors.UndefinedTable:
-                raise StoreUnavailable("the index generation this router read was replaced twice while it was "
-                                       "serving; the next request reads the new one") from None
+                raise StoreUnavailable("the index epoch this router read was replaced while it was serving; the "
+                                       "next request reads the new one") from None
             except StoreUnavailable:
                 if attempt:
                     raise
@@ -530,29 +802,51 @@ class PgSignals:
         sums them (so equal BM25 scores stay equal and ties break as they do in process)."""
         return list(self.tokenizer(text))
 
+    def _bm25_params(self, name: str, terms: list[str], **more: Any) -> dict[str, Any]:
+        from indexes.bm25 import BM25Params
+
+        n, avgdl = self.generation.stats(name)
+        params = BM25Params()
+        return {"terms": terms, "field": FIELDS[name], "g": self.generation.id, "n": n, "avgdl": avgdl,
+                "k1": params.k1, "k1p": params.k1 + 1, "b": params.b, "one_b": 1 - params.b, **more}
+
+    def _positions(self, slots: Sequence[int] | np.ndarray) -> np.ndarray:
+        return self._position[np.asarray(slots, dtype=np.int64)]
+
     def _exact(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Every skill's scores, the statements pipelined (one round trip)."""
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
-        dense = np.array(conn.execute(_sql("SELECT array_agg(-(embedding <#> %s) ORDER BY position) FROM {d}",
-                                           d=g.table("docs")), (q,)).fetchone()[0], dtype=np.float64)
-        out = {"dense": dense}
         terms = self._terms(text)
-        for name in g.fields:
+        with conn.pipeline():
+            dense_cursor = conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE " + _live(),
+                                             d=g.table("docs")), {"q": q, "g": g.id})
+            lexical_cursors = {name: conn.execute(_bm25_sql(g.table("postings")), self._bm25_params(name, terms))
+                               for name in g.fields}
+            example_cursor = conn.execute(_sql("SELECT slot, max(-(embedding <#> %(q)s)) FROM {x} WHERE " + _live() +
+                                               " GROUP BY slot", x=g.table("examples")), {"q": q, "g": g.id}) \
+                if g.has_examples else None
+        rows = dense_cursor.fetchall()
+        dense = np.zeros(g.n)
+        dense[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
+        out = {"dense": dense}
+        for name, cursor in lexical_cursors.items():
             values = np.zeros(g.n)
-            for position, value in conn.execute(_BM25_ALL.format(p=g.table("postings")),
-                                                (terms, FIELDS[name])):
-                values[position] = value
+            found = cursor.fetchall()
+            if found:
+                values[self._positions([r[0] for r in found])] = [r[1] for r in found]
             out[name] = values
-        if g.has_examples:
+        if example_cursor is not None:
             best = dense.copy()
-            for owner, value in conn.execute(_sql("SELECT owner, max(-(embedding <#> %s)) FROM {x} GROUP BY owner",
-                                                  x=g.table("examples")), (q,)):
-                best[owner] = max(best[owner], value)
+            for slot, value in example_cursor.fetchall():
+                at = self._position[slot]
+                best[at] = max(best[at], value)
             out["examples"] = best
         return out
 
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Two pipelined round trips: the top lists (and BM25's moments), then every candidate's exact scores."""
+        """One round trip, one statement (:func:`_retrieval_sql`): the top lists, their union, every candidate's
+        exact score in every signal, and BM25's moments; the skills left out get :func:`indexes.fill`'s fill."""
         from indexes.fill import fill_unretrieved
         from router import pgexamples
 
@@ -560,69 +854,116 @@ class PgSignals:
         q = np.asarray(vector, dtype=np.float32)
         depth = self.depth
         terms = self._terms(text)
+        params: dict[str, Any] = {"q": q, "g": g.id, "k": depth, "terms": terms}
+        for i, name in enumerate(g.fields):
+            params.update({f"{key}{i}": value for key, value in self._bm25_params(name, terms).items()
+                           if key not in ("terms", "g")})
         with conn.pipeline():
+            # no nested loop over the BM25 scores of every matching skill: the planner cannot know how many
+            # skills a request's terms match (a hash join, whatever it estimates)
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
-                         "'relaxed_order', true)", (str(min(1000, max(40, 2 * depth))),))
-            dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} ORDER BY embedding <#> %s "
-                                             "LIMIT %s", d=g.table("docs")), (q, q, depth))
-            lexical_cursors = {name: conn.execute(_BM25_TOP.format(p=g.table("postings")),
-                                                  (terms, FIELDS[name], depth)) for name in g.fields}
-            example_cursor = conn.execute(_sql("SELECT owner FROM {x} ORDER BY embedding <#> %s LIMIT %s",
-                                               x=g.table("examples")), (q, depth)) if g.has_examples else None
-        dense_top = dense_cursor.fetchall()
-        lexical_top: dict[str, list[tuple[int, float]]] = {}
-        lexical_moments: dict[str, tuple[float, float]] = {}
-        for name, cursor in lexical_cursors.items():
-            rows = cursor.fetchall()
-            lexical_top[name] = [(r[0], r[1]) for r in rows]
-            lexical_moments[name] = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
-        example_owners = [r[0] for r in example_cursor.fetchall()] if example_cursor is not None else []
-        dense_exact = {int(p): float(v) for p, v in dense_top}
-        candidates = sorted(set(dense_exact) | {p for rows in lexical_top.values() for p, _ in rows}
-                            | set(example_owners))
-        others = [p for p in candidates if p not in dense_exact]
-        with conn.pipeline():
-            dense_cursor = conn.execute(_sql("SELECT position, -(embedding <#> %s) FROM {d} WHERE position = ANY(%s)",
-                                             d=g.table("docs")), (q, others)) if others else None
-            lexical_cursors = {name: conn.execute(_BM25_AT.format(p=g.table("postings")),
-                                                  (terms, FIELDS[name], candidates)) for name in g.fields}
-            example_cursor = pgexamples.query(conn, g, q, candidates) if g.has_examples else None
-        if dense_cursor is not None:
-            dense_exact.update((int(p), float(v)) for p, v in dense_cursor.fetchall())
-        where = np.array(candidates, dtype=np.int64)
-        dense_values = np.array([dense_exact[p] for p in candidates], dtype=np.float64)
+                         "'relaxed_order', true), set_config('enable_nestloop', 'off', true)",
+                         (str(min(1000, max(40, 2 * depth))),))
+            cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
+            example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+        rows = cursor.fetchall()
+        if not rows:
+            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
+                                   f"the current generation")
+        count = len(g.fields)
+        slots = np.array([r[0] for r in rows], dtype=np.int64)
+        where = self._positions(slots)
+        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
+        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
         q64 = q.astype(np.float64)
         mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
-        ceiling = min(v for _, v in dense_top) if len(dense_top) >= depth else None
+        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
         dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
         out = {"dense": dense}
         self.cut += cut
-        for name, cursor in lexical_cursors.items():
-            exact = dict(cursor.fetchall())
-            values = np.array([exact.get(p, 0.0) for p in candidates], dtype=np.float64)
-            top = lexical_top[name]
-            floor = min(v for _, v in top) if len(top) >= depth else 0.0
-            out[name], _ = fill_unretrieved(g.n, where, values, *lexical_moments[name], floor)
-        if example_cursor is not None:
-            out["examples"] = pgexamples.scores(example_cursor.fetchall(), dense, where, dense_values, mu * g.n,
-                                                second * g.n, ceiling)
+        for i, name in enumerate(g.fields):
+            base = 3 + 4 * i
+            values = np.array([r[base] or 0.0 for r in rows], dtype=np.float64)
+            in_top = np.array([r[base + 1] for r in rows], dtype=bool)
+            floor = float(values[in_top].min()) if in_top.sum() >= depth else 0.0
+            total, total_sq = float(rows[0][base + 2]), float(rows[0][base + 3])
+            out[name], _ = fill_unretrieved(g.n, where, values, total, total_sq, floor)
+        if g.has_examples:
+            found: list[tuple[Any, ...]]
+            if example_cursor is not None:  # every owner's best example and own cosine: exact moments
+                found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
+            else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
+                found = [(int(at), r[3 + 4 * count]) for at, r in zip(where.tolist(), rows)
+                         if r[3 + 4 * count] is not None]
+            out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
+                if found or example_cursor is not None else dense.copy()
         return out
 
 
-def _bm25_sql(text: str) -> Any:
+def _retrieval_sql(g: Generation, fields: int) -> Any:
+    """One request's retrieval past :data:`EXACT_BELOW` as one statement: the HNSW top ``%(k)s`` of the skills'
+    vectors (and of the example requests'), the BM25 top ``%(k)s`` of each field (:func:`_bm25_sql`'s scores of
+    every skill sharing a term), and for each candidate of any list: (slot, cosine, in the dense top, then per
+    field: score, in its top, sum and sum of squares of every score, then the best example cosine)."""
     from psycopg import sql
 
-    return sql.SQL(text)
+    def live(alias: str) -> str:
+        return _live(alias)
+
+    parts = ["q AS (SELECT term, ord FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord))",
+             "dt AS MATERIALIZED (SELECT slot FROM {docs} WHERE " + live("") + " ORDER BY embedding <#> %(q)s "
+             "LIMIT %(k)s)"]
+    union = ["SELECT slot FROM dt"]
+    if g.has_examples:
+        parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live("") + " ORDER BY embedding <#> "
+                     "%(q)s LIMIT %(k)s)")
+        union.append("SELECT slot FROM xt")
+    columns = ["c.slot", "d.cosine", "c.slot IN (SELECT slot FROM dt)"]
+    # each candidate's vector by its key (a lateral lookup: the only join here that is a nested loop)
+    joins = ["JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE slot = c.slot AND " + live("") +
+             " LIMIT 1) d ON true"]
+    for i in range(fields):
+        parts += [
+            f"p{i} AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {{postings}} WHERE field = "
+            f"%(field{i})s AND term = ANY(%(terms)s) AND " + live("") + ")",
+            f"f{i} AS (SELECT term, ln(1::float8 + ((%(n{i})s::float8 - count(*)::float8) + 0.5::float8) / "
+            f"(count(*)::float8 + 0.5::float8)) AS idf FROM p{i} GROUP BY term)",
+            f"s{i} AS MATERIALIZED (SELECT p.slot, sum(f.idf * (p.tf * %(k1p{i})s::float8 / (p.tf + %(k1{i})s::float8 "
+            f"* (%(one_b{i})s::float8 + %(b{i})s::float8 * p.dl / %(avgdl{i})s::float8))) ORDER BY q.ord) AS score "
+            f"FROM p{i} p JOIN f{i} f ON f.term = p.term JOIN q ON q.term = p.term GROUP BY p.slot)",
+            f"t{i} AS MATERIALIZED (SELECT slot FROM s{i} ORDER BY score DESC, slot LIMIT %(k)s)",
+            f"m{i} AS (SELECT coalesce(sum(score), 0) AS total, coalesce(sum(score * score), 0) AS total_sq FROM s{i})",
+        ]
+        union.append(f"SELECT slot FROM t{i}")
+        columns += [f"s{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq"]
+        joins += [f"LEFT JOIN s{i} ON s{i}.slot = c.slot", f"CROSS JOIN m{i}"]
+    parts.append("c AS (" + " UNION ".join(union) + ")")
+    if g.has_examples:
+        columns.append("x.best")
+        joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
+                     "e.slot = c.slot AND " + live("e") + ") x ON true")
+    text = "WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c " + " ".join(joins)
+    return sql.SQL(text).format(docs=g.table("docs"), examples=g.table("examples"), postings=g.table("postings"))
 
 
-_QUERY = "unnest(%s::text[]) WITH ORDINALITY AS q(term, ord)"
-_BM25_ALL = _bm25_sql("SELECT p.position, sum(p.weight ORDER BY q.ord) FROM {p} p JOIN " + _QUERY +
-                      " ON p.term = q.term WHERE p.field = %s GROUP BY p.position")
-_BM25_AT = _bm25_sql("SELECT p.position, sum(p.weight ORDER BY q.ord) FROM {p} p JOIN " + _QUERY +
-                     " ON p.term = q.term WHERE p.field = %s AND p.position = ANY(%s) GROUP BY p.position")
-_BM25_TOP = _bm25_sql("WITH s AS (SELECT p.position, sum(p.weight ORDER BY q.ord) AS score FROM {p} p JOIN " +
-                      _QUERY + " ON p.term = q.term WHERE p.field = %s GROUP BY p.position) SELECT position, score, "
-                      "sum(score) OVER (), sum(score * score) OVER () FROM s ORDER BY score DESC, position LIMIT %s")
+def _bm25_sql(postings: Any) -> Any:
+    """Each skill's BM25 score over the request's tokens, from the live postings' term frequencies and document
+    lengths with the generation's document count and average length: the float64 expression of
+    :func:`indexes.bm25.fit_counts` (Lucene idf), the terms summed in request order (as :func:`_retrieval_sql`
+    computes it for a top list)."""
+    from psycopg import sql
+
+    text = (
+        "WITH q AS (SELECT term, ord FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord)), "
+        "p AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {p} WHERE field = %(field)s AND term = "
+        "ANY(%(terms)s) AND " + _live() + "), "
+        "f AS (SELECT term, ln(1::float8 + ((%(n)s::float8 - count(*)::float8) + 0.5::float8) / "
+        "(count(*)::float8 + 0.5::float8)) AS idf FROM p GROUP BY term) "
+        "SELECT p.slot, sum(f.idf * (p.tf * %(k1p)s::float8 / (p.tf + %(k1)s::float8 * (%(one_b)s::float8 + "
+        "%(b)s::float8 * p.dl / %(avgdl)s::float8))) ORDER BY q.ord) FROM p JOIN f ON f.term = p.term "
+        "JOIN q ON q.term = p.term GROUP BY p.slot"
+    )
+    return sql.SQL(text).format(p=postings)
 
 
 # -- the router over the database -----------------------------------------------------------------------------------
@@ -672,6 +1013,7 @@ def cmd_index_database(router: LibrarySource, store: PgStore, *, json_output: bo
     elapsed = time.perf_counter() - start
     summary = {"skills": len(router.skills), "embedded": report.embedded, "reused": report.reused,
                "generation": report.generation or None, "unchanged": report.unchanged,
+               "rows_written": report.written, "rows_removed": report.removed, "incremental": report.incremental,
                "index": redacted(db.url), "model": router.encoder.model_id, "seconds": round(elapsed, 3)}
     if json_output:
         print(json.dumps(summary, indent=2))
@@ -736,3 +1078,183 @@ def follow(service: Any, url: str) -> Listener:
 
     service.close = closing
     return listener
+
+
+# -- a replica's catalogue: ids and names in memory, every other field read from the database when used ------------
+ROW_CACHE = 4096  # catalogue rows a replica keeps (the skills it showed lately)
+READ_AHEAD = 512  # rows read at once when the skills are walked in order (GET /v1/skills, a tool listing)
+
+
+class StoredRows:
+    """The catalogue rows of one epoch, read by (slot, generation of birth) when a skill's fields are used, the
+    last :data:`ROW_CACHE` of them kept."""
+
+    def __init__(self, db: Database, table: Any) -> None:
+        self.db = db
+        self.table = table
+        self._cache: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._last = -2
+        self.reads = 0
+
+    def record(self, slot: int, born: int) -> dict[str, Any]:
+        key = (slot, born)
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+                return found
+            ahead = slot == self._last + 1
+            self._last = slot
+        if ahead:
+            query = _sql("SELECT slot, born, record FROM {d} WHERE slot >= %(s)s AND slot < %(e)s", d=self.table)
+            bounds = {"s": slot, "e": slot + READ_AHEAD}
+        else:
+            query = _sql("SELECT slot, born, record FROM {d} WHERE slot = %(s)s AND born = %(b)s", d=self.table)
+            bounds = {"s": slot, "b": born}
+        with self.db.connection() as conn:
+            rows = conn.execute(query, bounds).fetchall()
+        self.reads += 1
+        with self._lock:
+            for s, b, record in rows:
+                self._cache[(int(s), int(b))] = json.loads(record)
+                self._cache.move_to_end((int(s), int(b)))
+            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
+                self._cache.popitem(last=False)
+            found = self._cache.get(key)
+        if found is None:
+            raise StoreUnavailable(f"skill row {slot} of generation {born} is no longer in {redacted(self.db.url)}: "
+                                   f"the next request reads the current generation")
+        return found
+
+
+def _stored_field(name: str, convert: Callable[[Any], Any] = lambda v: v) -> property:
+    def read(self: StoredSkill) -> Any:
+        return convert(self._rows.record(self._slot, self._born)[name])
+
+    return property(read, doc=f"the skill's {name}, read from its catalogue row")
+
+
+class StoredSkill(Skill):
+    """A skill of a replica's catalogue: its id and name in memory, its other fields read from its row (of one
+    generation: a replica's router never sees a mix) when something shows or loads it."""
+
+    description = _stored_field("description")
+    path = _stored_field("path")
+    body = _stored_field("body")
+    metadata = _stored_field("metadata")
+    index_description = _stored_field("index_description")
+    examples = _stored_field("examples", tuple)
+    os_path = _stored_field("os_path")
+
+    @classmethod
+    def at(cls, rows: StoredRows, slot: int, born: int, skill_id: str, name: str) -> StoredSkill:
+        skill = object.__new__(cls)
+        for attribute, value in (("name", name), ("id", skill_id), ("_rows", rows), ("_slot", slot),
+                                 ("_born", born)):
+            object.__setattr__(skill, attribute, value)
+        return skill
+
+    _rows: StoredRows
+    _slot: int
+    _born: int
+
+
+class StoredRegistry(SkillRegistry):
+    """A registry over :class:`StoredSkill` rows (already unique: the writer's registry refused repeats)."""
+
+    def __init__(self, skills: tuple[StoredSkill, ...]) -> None:
+        self._by_id = {s.id: s for s in skills}
+        self._by_name = {}
+        for s in skills:
+            self._by_name.setdefault(s.name, s)
+        self._paths = set()
+        self._snapshot = skills
+        self.discovery = None
+
+    def patched(self, generation: Generation, previous: Generation) -> StoredRegistry:
+        """This registry for ``generation``, whose rows are ``previous``'s with some edited in place (same slots,
+        ids and names): the edited rows' skills are new, every other skill is this registry's own."""
+        skills = list(cast("tuple[StoredSkill, ...]", self._snapshot))
+        out = object.__new__(StoredRegistry)
+        out._by_id, out._by_name, out._paths, out.discovery = dict(self._by_id), dict(self._by_name), set(), None
+        for i in np.flatnonzero(generation.born != previous.born).tolist():
+            old = skills[i]
+            skill = StoredSkill.at(old._rows, old._slot, int(generation.born[i]), old.id, old.name)
+            skills[i] = skill
+            out._by_id[skill.id] = skill
+            if out._by_name.get(skill.name) is old:
+                out._by_name[skill.name] = skill
+        out._snapshot = tuple(skills)
+        return out
+
+
+class Replica:
+    """Routers over the database's catalogue for ``serve --index-url``: nothing is read from the skill folders or
+    the catalogue file; each new generation is read as the rows that changed since the last one (the rest of the
+    catalogue, its name table and tie order are shared)."""
+
+    def __init__(self, spec: LibrarySpec, config: RouterConfig, db: Database) -> None:
+        self.spec, self.config, self.db = spec, config, db
+        self.last: Router | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, encoder: Any = None) -> Router:
+        with self._lock:
+            if encoder is None and self.last is not None:
+                return self.last
+            self.last = self._next(encoder if encoder is not None else None)
+            return self.last
+
+    def probe(self) -> None:
+        """Read the library's current generation: a wrong URL, or a database without this library's index, fails
+        here (before a server listens)."""
+        with self.db.connection() as conn:
+            read_generation(conn, self.spec.key, self.db.url)
+
+    def _next(self, encoder: Any) -> Router:
+        from indexes.tokenize import Tokenizer
+
+        from router import passages
+        from router.routing import Router
+
+        if self.config.embeds_bodies:  # a replica would fuse without the signal its config weighs
+            raise ConfigError(NO_BODY_EMBEDDINGS)
+        before = self.last
+        old: PgSignals | None = before.signals if before is not None else None  # type: ignore[assignment]
+        with self.db.connection() as conn:
+            generation = read_generation(conn, self.spec.key, self.db.url, old.generation if old else None)
+        if before is not None and old is not None and generation is old.generation:
+            if encoder is None or before.encoder is encoder:
+                return before
+        same_places = before is not None and old is not None and generation.slots is old.generation.slots and \
+            generation.ids is old.generation.ids and generation.names is old.generation.names
+        if same_places and old is not None and generation is old.generation:  # another encoder, the same rows
+            assert before is not None
+            registry = cast(StoredRegistry, before.registry)
+        elif same_places:  # rows edited in place: only their skills are new, the registry is patched
+            assert before is not None and old is not None
+            registry = cast(StoredRegistry, before.registry).patched(generation, old.generation)
+        else:
+            if old is not None and old.generation.epoch == generation.epoch:
+                assert before is not None
+                previous = cast("tuple[StoredSkill, ...]", before.skills)
+                rows = previous[0]._rows if previous else StoredRows(self.db, generation.table("docs"))
+                known = {(s._slot, s._born): s for s in previous}
+            else:
+                rows, known = StoredRows(self.db, generation.table("docs")), {}
+            registry = StoredRegistry(tuple(
+                known.get((slot, born)) or StoredSkill.at(rows, slot, born, skill_id, name)
+                for slot, born, skill_id, name in zip(generation.slots.tolist(), generation.born.tolist(),
+                                                      generation.ids, generation.names)))
+        from router.index import LibraryIndex, LibrarySource, beside
+        from router.signals import BuildReport
+
+        source = LibrarySource(self.spec, self.config, registry, self.spec.profile,
+                               chosen_encoder=encoder).chosen()
+        signals: Scorer = PgSignals(self.db, generation, Tokenizer.from_dict(generation.params["tokenizer"]),
+                                    self.config.k)
+        if generation.n <= passages.MAX_SKILLS:  # as in process: past it no passage index, so no body is read
+            signals = beside(signals, source, ("passages",))
+        index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), BuildReport())
+        return Router(index, same_places=before if same_places else None)

@@ -98,9 +98,11 @@ class Router:
     :meth:`with_examples` return other routers."""
 
     def __init__(self, index: LibraryIndex, *, pinned: Iterable[str] | None = None,
-                 excluded: Iterable[str] | None = None) -> None:
+                 excluded: Iterable[str] | None = None, same_places: Router | None = None) -> None:
         """A router over ``index`` (prefer :meth:`from_skills`, :meth:`from_catalog`, :meth:`from_spec` or
-        :meth:`from_index`); ``pinned`` / ``excluded`` (names or ids) default to the spec's."""
+        :meth:`from_index`); ``pinned`` / ``excluded`` (names or ids) default to the spec's. ``same_places`` is a
+        router over the same ids and names in the same places (a replica's next generation that edited rows in
+        place): its name table, tie order and positions are shared, not derived again."""
         self._index = index
         registry = index.registry
         self._by_id = {s.id: s for s in registry}
@@ -109,9 +111,17 @@ class Router:
         self.pinned = self._check_names(self._pinned_names, "pinned")
         self.excluded = self._check_names(self._excluded_names, "excluded")
         skills = registry.skills
+        self._names: NameTable
+        if same_places is not None:
+            self._names = same_places._names
+            self.order: np.ndarray = same_places.order
+            self._positions: dict[str, int] = same_places._positions
+            return
         self._names = NameTable.build(skills)
         #: Each skill's position in id order: the one tie-break (:func:`indexes.fusion.tie_order`).
-        self.order: np.ndarray = tie_order([s.id for s in skills])
+        self.order = tie_order([s.id for s in skills])
+        #: Each skill's position by id (what a routing shows is found without walking the library).
+        self._positions = {s.id: i for i, s in enumerate(skills)}
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod
@@ -440,7 +450,7 @@ class Router:
             if abstained and self.config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= pinned
-            shown = tuple(s for s in skills if s.id in chosen and s.id not in excluded)
+            shown = tuple(skills[i] for i in sorted(self._positions[x] for x in chosen if x not in excluded))
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
                                no_skill=no_skill))
         return out

@@ -94,7 +94,7 @@ from router import pgstore
 original = pgstore._postings
 def slow(index):
     for i, row in enumerate(original(index)):
-        if i == 50:
+        if i == 2:
             print("inside the transaction", flush=True)
             time.sleep(60)
         yield row

@@ -9,10 +9,10 @@ import os
 import socket
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from router.cli.common import (add_library_options, add_router_options, index_store, library_source, make_router,
-                               report_notes, spec_from)
+                               report_notes, router_config, spec_from)
 from router.errors import ConfigError
 from router.files import MAX_TOKEN_FILE_BYTES, read_user_text
 
@@ -139,16 +139,27 @@ def build_service(args: Any) -> tuple[Any, list[str]]:
 
     check_numbers(args)
     spec = spec_from(args)  # the one description of the library: every reload reads the same folders
-    first = library_source(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before
-    report_notes(first.notes)  # listening
-    config = first.config
+    factory: Callable[[Any], Any]
+    if getattr(args, "index_url", None):  # a replica: the catalogue comes from the database, each generation as
+        from router.pgstore import Replica, database  # its changed rows; no skill folder or catalogue is read
+
+        config = router_config(args, spec)
+        replica = Replica(spec, config, getattr(args, "database", None) or database(args.index_url))
+        replica.probe()  # a wrong URL, or a database without this library's index, fails here, before listening
+        factory = replica
+    else:
+        first = library_source(args, spec=spec)  # discovery only: a wrong --skills or --catalog fails here, before
+        report_notes(first.notes)  # listening
+        config = first.config
+
+        def factory(encoder: Any) -> Any:
+            return make_router(args, encoder=encoder, spec=spec)
     decision_log = None
     if not args.no_log:
         folder = None if index_store(args, config) is not None else spec.index_folder
         path = args.log or os.path.join(folder or ".", LOG_FILE)
         decision_log = DecisionLog(path, requests=args.log_requests, max_bytes=args.log_max_bytes)
-    service = Service(lambda encoder: make_router(args, encoder=encoder, spec=spec),
-                      decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
+    service = Service(factory, decision_log=decision_log, metrics=Metrics(), torch_threads=args.threads or None,
                       reload_interval=args.reload_interval, encoder=args.encoder, model_name=config.model,
                       deadline_s=getattr(args, "request_timeout", None) or DEFAULT_DEADLINE_S,
                       publish=(lambda encoder: publish_library(library_source(args, encoder=encoder, spec=spec)))
