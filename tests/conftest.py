@@ -109,3 +109,13 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     with running(argv, mcp=getattr(request.module, "SERVER_MCP", True),
                  token=getattr(request.module, "SERVER_TOKEN", None)) as (url, service):
         yield Served(url, service, library, root)
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A real PostgreSQL + pgvector server for one test module (:class:`tests.pg_support.PgServer`), removed after."""
+    from tests.pg_support import PgServer
+
+    server = PgServer()
+    yield server
+    server.stop(remove=True)

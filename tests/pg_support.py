@@ -109,3 +109,25 @@ class PgServer:
             self.running = False
         if remove:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def killed_writer(pause_at: int, sleep_s: int) -> str:
+    """A ``python -c`` script that commits the library in ``argv[1]`` to the database at ``argv[2]`` as
+    ``skill-router index`` would, but prints "inside the transaction" and sleeps ``sleep_s`` at the ``pause_at``-th
+    posting it writes, so that a test can kill the writer in the middle of a generation."""
+    return f"""
+import sys, time
+from router import pgstore
+original = pgstore._postings
+def slow(index):
+    for i, row in enumerate(original(index)):
+        if i == {pause_at}:
+            print("inside the transaction", flush=True)
+            time.sleep({sleep_s})
+        yield row
+pgstore._postings = slow
+from router.index import LibrarySource
+from router.spec import LibrarySpec
+source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
+pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
+"""

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, missing_reason
+from tests.pg_support import PgServer, killed_writer, missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -23,12 +23,6 @@ pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 
-
-@pytest.fixture(scope="module")
-def pg():
-    server = PgServer()
-    yield server
-    server.stop(remove=True)
 
 
 def _queries(*names: str) -> list[str]:
@@ -88,22 +82,7 @@ def test_a_reader_never_migrates_it_says_to_run_index(capsys, tmp_path) -> None:
         server.stop(remove=True)
 
 
-KILLED_WRITER = """
-import sys, time
-from router import pgstore
-original = pgstore._postings
-def slow(index):
-    for i, row in enumerate(original(index)):
-        if i == 2:
-            print("inside the transaction", flush=True)
-            time.sleep(60)
-        yield row
-pgstore._postings = slow
-from router.index import LibrarySource
-from router.spec import LibrarySpec
-source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
-pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
-"""
+KILLED_WRITER = killed_writer(pause_at=2, sleep_s=60)
 
 
 def test_a_writer_killed_mid_generation_leaves_the_previous_one_serving(pg, capsys, tmp_path) -> None:

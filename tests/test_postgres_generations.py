@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, missing_reason
+from tests.pg_support import missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -23,12 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 NEW = "Reconcile lighthouse keeper logbooks against tide gauge readings and flag the nights they disagree."
 
-
-@pytest.fixture(scope="module")
-def pg():
-    server = PgServer()
-    yield server
-    server.stop(remove=True)
 
 
 def _queries(name: str) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, missing_reason
+from tests.pg_support import missing_reason
 from tests.serve_support import copy_bundled
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -19,12 +19,6 @@ pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 
-
-@pytest.fixture(scope="module")
-def pg():
-    server = PgServer()
-    yield server
-    server.stop(remove=True)
 
 
 def _without_latency(report: dict) -> tuple[dict, list[float]]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.pg_support import PgServer, missing_reason
+from tests.pg_support import killed_writer, missing_reason
 from tests.serve_support import copy_bundled, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -31,12 +31,6 @@ EXIT_AFTER_S = 300  # a replica the test failed to stop stops itself
 QUERY = {"query": "when is high tide at the harbour", "k": 3}
 MARKED = "zz-tide-tables"
 
-
-@pytest.fixture(scope="module")
-def pg():
-    server = PgServer()
-    yield server
-    server.stop(remove=True)
 
 
 def tide(library: Path, revision: int) -> None:
@@ -218,22 +212,7 @@ def test_two_replicas_follow_a_writer_committing_edits_under_load(pg, tmp_path) 
           f"{len(answers)} requests, 0 failed")
 
 
-KILLED_WRITER = """
-import sys, time
-from router import pgstore
-original = pgstore._postings
-def slow(index):
-    for i, row in enumerate(original(index)):
-        if i == 0:  # an edit writes only the changed rows' postings: few
-            print("inside the transaction", flush=True)
-            time.sleep(120)
-        yield row
-pgstore._postings = slow
-from router.index import LibrarySource
-from router.spec import LibrarySpec
-source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
-pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
-"""
+KILLED_WRITER = killed_writer(pause_at=0, sleep_s=120)  # an edit writes only the changed rows' postings: few
 
 
 def test_a_writer_killed_mid_generation_leaves_the_replicas_serving_the_previous_one(pg, tmp_path) -> None:
