@@ -56,7 +56,7 @@ def main() -> None:
     counter = TokenCounter("cl100k_base")
     start = time.perf_counter()
     router = Router.from_skills(ROOTS, "agentskills", RouterConfig(k=K),
-                                index_folder=str(ROOT / "benchmarks" / ".index" / "adapter_tokens")).build()
+                                index_folder=str(ROOT / "benchmarks" / ".index" / "adapter_tokens"))
     build_s = time.perf_counter() - start
 
     tools: list[Any] = []

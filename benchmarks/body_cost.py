@@ -67,7 +67,7 @@ def measure(library: Path, index: Path, queries: list[str], body: str) -> dict[s
 
     config = RouterConfig(route_above=0) if body == "default" else RouterConfig(route_above=0, body="none")
     start = time.perf_counter()
-    router = Router.from_skills([str(library)], "genkit", config, index_folder=str(index)).build()
+    router = Router.from_skills([str(library)], "genkit", config, index_folder=str(index))
     cold = time.perf_counter() - start
     for query in queries[:5]:
         router.rank(query)
@@ -83,7 +83,7 @@ def measure(library: Path, index: Path, queries: list[str], body: str) -> dict[s
             (folder / "SKILL.md").write_text(variant(text, 999_999), encoding="utf-8")
             break
     start = time.perf_counter()
-    again = Router.from_skills([str(library)], "genkit", config, index_folder=str(index)).build()
+    again = Router.from_skills([str(library)], "genkit", config, index_folder=str(index))
     refresh = time.perf_counter() - start
     return {"skills": len(router.skills), "cold_build_s": round(cold, 2), "embedded": router.embedded_count,
             "route_p50_ms": round(statistics.median(times), 2),

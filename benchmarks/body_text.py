@@ -79,7 +79,7 @@ _FENCED = re.compile(r"^ {0,3}(```|~~~).*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE
 def build(roots: Sequence[Path], mode: str, folder: str) -> Router:
     """A router over ``roots`` that indexes body text as ``mode`` says; every request is routed (route_above=0)."""
     config = RouterConfig(route_above=0, **MODES[mode])
-    return Router.from_skills([str(r) for r in roots], "agentskills", config, index_folder=folder).build()
+    return Router.from_skills([str(r) for r in roots], "agentskills", config, index_folder=folder)
 
 
 def score(router: Router, requests: list[Request]) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:

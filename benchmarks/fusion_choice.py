@@ -41,7 +41,7 @@ def main() -> None:
         variants[f"minmax bm25={w}"] = ("minmax", {"bm25": w, "dense": 1})
     results: dict[str, dict[str, dict[str, float]]] = {}
     for setup, (tools, queries) in setups.items():
-        router = Router.from_catalog(tools, config=RouterConfig(route_above=0)).build()
+        router = Router.from_catalog(tools, config=RouterConfig(route_above=0))
         rows = read_jsonl(queries)
         scored = router.score_many([r["query"] for r in rows])
         ids = [s.id for s in router.skills]

@@ -19,20 +19,9 @@ import statistics
 import tempfile
 import time
 
-from common import CORPORA, save
+from body_cost import sources  # body_cost.py's library: the first skill of each folder name
+from common import save
 from router import passages  # from PYTHONPATH first: the checkout being measured
-
-ROOTS = ["anthropic-skills/skills", "scientific-skills/scientific-skills", "awesome-skills/skills"]
-
-
-def sources() -> list[str]:
-    """The SKILL.md text of the first skill of each folder name in the three corpora (body_cost.py's library)."""
-    seen: dict[str, str] = {}
-    for root in ROOTS:
-        for path in sorted((CORPORA / root).glob("*/SKILL.md")):
-            seen.setdefault(path.parent.name, path.read_text(encoding="utf-8", errors="replace"))
-    return list(seen.values())
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -341,7 +341,7 @@ try:
     encoder = ensure_onnx_encoder(None)
 except OnnxUnavailable:
     encoder = None
-make_router(args, encoder=encoder).build()
+make_router(args, encoder=encoder)
 """
 
 

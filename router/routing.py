@@ -184,10 +184,6 @@ class Router:
         index = LibraryIndex.create(source, store=self._index.store, persist=persist, progress=progress)
         return Router(index, pinned=self._pinned_names, excluded=self._excluded_names)
 
-    def build(self, *, progress: bool = False, persist: bool = True) -> Router:
-        """This router: its index was built when it was made (kept so that code calling it still runs)."""
-        return self
-
     # -- what it holds ------------------------------------------------------------------------------------------
     @property
     def index(self) -> LibraryIndex:

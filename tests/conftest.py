@@ -82,7 +82,7 @@ def bundled(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Route
 
     folder = tmp_path_factory.mktemp("bundled") / "idx"
     return Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0), index_folder=str(folder),
-                              encoder=SharedEncoder(encoder)).build()
+                              encoder=SharedEncoder(encoder))
 
 
 class Served(NamedTuple):

@@ -111,6 +111,24 @@ class PgServer:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def kill_inside_transaction(library: Path, url: str, env: dict[str, str], *, pause_at: int, sleep_s: int) -> None:
+    """Start a writer committing ``library`` to ``url`` (:func:`killed_writer`), wait until it is inside its
+    transaction, and kill it there."""
+    import signal
+    import sys
+
+    writer = subprocess.Popen([sys.executable, "-c", killed_writer(pause_at, sleep_s), str(library), url],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "inside the transaction"
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        if writer.stdout is not None:
+            writer.stdout.close()
+
+
 def killed_writer(pause_at: int, sleep_s: int) -> str:
     """A ``python -c`` script that commits the library in ``argv[1]`` to the database at ``argv[2]`` as
     ``skill-router index`` would, but prints "inside the transaction" and sleeps ``sleep_s`` at the ``pause_at``-th

@@ -45,7 +45,7 @@ print(json.dumps({{"status": status, "heavy": sorted(m for m in {heavy!r} if m i
 
 def test_a_cold_route_from_a_current_index_imports_no_torch(tmp_path: Path, onnx, encoder: Encoder) -> None:
     index = tmp_path / "idx"
-    Router.from_skills([str(BUNDLED)], "genkit", index_folder=str(index), encoder=encoder).build()
+    Router.from_skills([str(BUNDLED)], "genkit", index_folder=str(index), encoder=encoder)
     code = ROUTE.format(skills=str(BUNDLED), index=str(index), heavy=HEAVY)
     cold = fresh_process(code, tmp_path)
     assert cold.returncode == 0, cold.stderr
@@ -77,9 +77,9 @@ def test_onnx_and_torch_routes_agree(tmp_path: Path, onnx, encoder: Encoder) -> 
     texts = requests()
     config = RouterConfig(route_above=0)
     warm = Router.from_skills([str(BUNDLED)], "genkit", config, index_folder=str(tmp_path / "idx"),
-                              encoder=encoder).build()
+                              encoder=encoder)
     cold = Router.from_skills([str(BUNDLED)], "genkit", config, index_folder=str(tmp_path / "idx"),
-                              encoder=onnx).build()
+                              encoder=onnx)
     assert cold.embedded_count == 0  # the vectors of the index are shared
     scored_warm, scored_cold = warm.score_many(texts), cold.score_many(texts)
     fused_warm, fused_cold = warm.fuse(scored_warm), cold.fuse(scored_cold)

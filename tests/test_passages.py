@@ -87,7 +87,7 @@ def test_a_word_deep_in_a_long_body_reaches_the_router(tmp_path, encoder) -> Non
 def test_no_passage_weight_builds_no_passages(tmp_path, encoder, weights) -> None:
     write_skill(tmp_path / "skills", "one", "First skill.", body="# One\nbody text\n")
     Router.from_skills([str(tmp_path / "skills")], "agentskills", RouterConfig(route_above=0, weights=weights),
-                       index_folder=str(tmp_path / "idx"), encoder=encoder).build()
+                       index_folder=str(tmp_path / "idx"), encoder=encoder)
     assert not (tmp_path / "idx" / "passages").exists()
 
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, killed_writer, missing_reason
+from tests.pg_support import PgServer, kill_inside_transaction, missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -82,7 +79,6 @@ def test_a_reader_never_migrates_it_says_to_run_index(capsys, tmp_path) -> None:
         server.stop(remove=True)
 
 
-KILLED_WRITER = killed_writer(pause_at=2, sleep_s=60)
 
 
 def test_a_writer_killed_mid_generation_leaves_the_previous_one_serving(pg, capsys, tmp_path) -> None:
@@ -95,16 +91,7 @@ def test_a_writer_killed_mid_generation_leaves_the_previous_one_serving(pg, caps
     before = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url)).signals.generation.id
     write_skill(library, "zz-tide-tables", "Predict tide heights and times for a harbour from tide tables.")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(library), pg.url], stdout=subprocess.PIPE,
-                              text=True, env=env)
-    try:
-        assert writer.stdout is not None
-        assert writer.stdout.readline().strip() == "inside the transaction"
-    finally:
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
-        if writer.stdout is not None:
-            writer.stdout.close()
+    kill_inside_transaction(library, pg.url, env, pause_at=2, sleep_s=60)
     # the library on disk changed, the database still serves the generation before it, whole
     import psycopg
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.pg_support import killed_writer, missing_reason
+from tests.pg_support import kill_inside_transaction, missing_reason
 from tests.serve_support import copy_bundled, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -212,7 +212,6 @@ def test_two_replicas_follow_a_writer_committing_edits_under_load(pg, tmp_path) 
           f"{len(answers)} requests, 0 failed")
 
 
-KILLED_WRITER = killed_writer(pause_at=0, sleep_s=120)  # an edit writes only the changed rows' postings: few
 
 
 def test_a_writer_killed_mid_generation_leaves_the_replicas_serving_the_previous_one(pg, tmp_path) -> None:
@@ -224,16 +223,8 @@ def test_a_writer_killed_mid_generation_leaves_the_replicas_serving_the_previous
         load = Load(replicas).start()
         time.sleep(1.0)
         tide(library, 1)
-        writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(library), pg.url],
-                                  stdout=subprocess.PIPE, text=True, env=ENV)
-        try:
-            assert writer.stdout is not None
-            assert writer.stdout.readline().strip() == "inside the transaction"
-        finally:
-            writer.send_signal(signal.SIGKILL)
-            writer.wait(timeout=30)
-            if writer.stdout is not None:
-                writer.stdout.close()
+        # an edit writes only the changed rows' postings (few): paused at the first
+        kill_inside_transaction(library, pg.url, ENV, pause_at=0, sleep_s=120)
         killed = time.monotonic()
         time.sleep(2.0)  # the server rolls the killed writer's transaction back; the replicas keep answering
         assert [r.generation() for r in replicas] == [before, before]

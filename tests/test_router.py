@@ -46,7 +46,7 @@ def small_index(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> P
     """An index folder of the small library, built once and copied by :func:`small_router`."""
     folder = tmp_path_factory.mktemp("small")
     Router.from_skills([str(small_library(folder / "skills"))], "genkit", RouterConfig(route_above=0),
-                       index_folder=str(folder / "idx"), encoder=encoder).build()
+                       index_folder=str(folder / "idx"), encoder=encoder)
     return folder / "idx"
 
 
@@ -88,7 +88,7 @@ def test_bundled_build_embeds_every_skill_once(bundled: Router, encoder: Encoder
     assert bundled.embedded_count == len(texts) == 52 and bundled.signals.body_dense is None
     assert bundled.signals.body_bm25 is not None
     again = Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0),
-                               index_folder=bundled.index_folder, encoder=encoder).build()
+                               index_folder=bundled.index_folder, encoder=encoder)
     assert again.embedded_count == 0
 
 
@@ -203,7 +203,7 @@ def test_ties_break_by_id_and_repeat(tmp_path: Path, encoder: Encoder, small_ind
     router = Router.from_skills([str(root)], "unreal", RouterConfig(route_above=0, k=2),
                                 index_folder=str(tmp_path / "idx"), encoder=encoder)
     assert [s.id for s in router.skills][:2] == ["kitchen_units", "kitchen-units"]
-    assert router.build().embedded_count == 1  # one text shared by both skills
+    assert router.embedded_count == 1  # one text shared by both skills
     request = "how many grams is a cup of flour"
     first = router.rank(request)
     assert [m.id for m in first] == ["kitchen-units", "kitchen_units"]

@@ -72,7 +72,7 @@ def generation(tmp_path: Path) -> Path:
 def template(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Path:
     folder = tmp_path_factory.mktemp("template")
     write_library(folder / "skills")
-    make_router(folder, encoder).build()
+    make_router(folder, encoder)
     return folder
 
 
@@ -101,7 +101,7 @@ def test_a_current_index_loads_without_embedding_or_building(built: Path, encode
     try:
         BM25Index.from_texts = classmethod(lambda cls, *a, **k: calls.append("bm25") or original[0](cls, *a, **k))
         DenseIndex.from_vectors = classmethod(lambda cls, *a, **k: calls.append("dense") or original[1](cls, *a, **k))
-        router = make_router(built, Refusing(encoder)).build()
+        router = make_router(built, Refusing(encoder))
     finally:
         BM25Index.from_texts, DenseIndex.from_vectors = classmethod(original[0]), classmethod(original[1])
     assert calls == [] and router.embedded_count == 0 and router.notes == [] and router.saved is None
@@ -111,7 +111,7 @@ def test_a_current_index_loads_without_embedding_or_building(built: Path, encode
 def test_changing_one_description_embeds_exactly_one_text_and_drops_the_old_row(built: Path, encoder) -> None:
     path = built / "skills" / "poem-writer" / "SKILL.md"
     path.write_text(path.read_text().replace("haiku", "limericks"), encoding="utf-8")
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     assert router.embedded_count == 1 and router.saved is True
     assert len(json.loads((generation(built) / "keys.json").read_text())) == len(SKILLS)
 
@@ -121,10 +121,10 @@ def test_a_flipped_vector_is_detected_by_its_checksum_and_rebuilt(built: Path, e
     vectors = np.load(path)
     vectors[0] = -vectors[0]  # same shape and dtype: only the checksum can tell
     np.save(path, vectors)
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     assert any("dense/vectors.npy (checksum mismatch)" in n and "rebuilding" in n for n in router.notes), router.notes
     assert router.rank(RAIN)[0].id == "weather-now"
-    assert make_router(built, Refusing(encoder)).build().notes == []  # whole again
+    assert make_router(built, Refusing(encoder)).notes == []  # whole again
 
 
 @pytest.mark.parametrize(("damage", "reason"), [
@@ -144,23 +144,23 @@ def test_a_flipped_vector_is_detected_by_its_checksum_and_rebuilt(built: Path, e
 def test_damage_is_rebuilt_with_one_note_saying_what_was_wrong(built: Path, encoder: Encoder, damage,
                                                               reason: str) -> None:
     damage(built / "idx")
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     notes = [n for n in router.notes if "rebuilding it from the skills" in n]
     assert len(notes) == 1 and reason in notes[0], router.notes
     assert router.rank(RAIN)[0].id == "weather-now"
-    again = make_router(built, Refusing(encoder)).build()
+    again = make_router(built, Refusing(encoder))
     assert again.notes == [] and again.embedded_count == 0
 
 
 def test_another_model_or_format_is_rebuilt_with_a_note_naming_both(built: Path, encoder: Encoder) -> None:
     path = built / "idx" / MANIFEST
     path.write_text(json.dumps({**manifest(built), "model": "acme/other-embedder"}))
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     note = next(n for n in router.notes if "model" in n)
     assert "acme/other-embedder" in note and encoder.model_id in note
     assert manifest(built)["model"] == encoder.model_id
     path.write_text(json.dumps({**manifest(built), "format": FORMAT + 98}))
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     assert any(f"format {FORMAT + 98}" in n and f"format {FORMAT}" in n for n in router.notes), router.notes
 
 
@@ -173,7 +173,7 @@ def test_two_libraries_beside_each_other_keep_their_own_index(tmp_path: Path, en
 
     def build(root: Path) -> Router:
         return Router.from_skills([str(root)], "genkit", RouterConfig(route_above=0, body="none"),
-                                  encoder=encoder).build()
+                                  encoder=encoder)
 
     assert build(a).embedded_count == 3
     assert build(b).embedded_count == 2
@@ -188,10 +188,10 @@ def test_an_index_folder_shared_on_purpose_reuses_vectors_but_not_learned_exampl
     a = write_library(tmp_path / "a", SKILLS)
     b = write_library(tmp_path / "b", SKILLS)
     shared = str(tmp_path / "idx")
-    Router.from_skills([str(a)], "genkit", RouterConfig(body="none"), index_folder=shared, encoder=encoder).build()
+    Router.from_skills([str(a)], "genkit", RouterConfig(body="none"), index_folder=shared, encoder=encoder)
     append_learned(shared, {"weather-now": ["umbrella today?"]})
     router = Router.from_skills([str(b)], "genkit", RouterConfig(body="none"), index_folder=shared,
-                                encoder=encoder).build()
+                                encoder=encoder)
     assert router.embedded_count == 0  # same texts, same model: the cached vectors serve
     assert all(not s.examples for s in router.skills)
     assert any("learned for another library" in n for n in router.notes)
@@ -205,7 +205,7 @@ def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, 
     (idx / "gen-000000000000").mkdir()
     path = built / "skills" / "poem-writer" / "SKILL.md"
     path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
-    make_router(built, encoder).build()
+    make_router(built, encoder)
     assert sorted(p.name for p in idx.iterdir()) == sorted([".lock", MANIFEST, manifest(built)["generation"],
                                                             "passages"])  # router.passages keeps its own folder
 
@@ -214,7 +214,7 @@ def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path:
     write_library(tmp_path / "skills")
     (tmp_path / "afile").write_text("not a folder")
     router = Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0),
-                                index_folder=str(tmp_path / "afile"), encoder=encoder).build()
+                                index_folder=str(tmp_path / "afile"), encoder=encoder)
     assert router.saved is False
     assert any(n.startswith(f"could not save the index to {tmp_path / 'afile'}") for n in router.notes), router.notes
     assert router.rank(RAIN)[0].id == "weather-now"
@@ -235,7 +235,7 @@ def test_readers_never_wait_for_a_writer(built: Path, encoder: Encoder) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         start = time.monotonic()
-        router = make_router(built, Refusing(encoder)).build()
+        router = make_router(built, Refusing(encoder))
         assert router.rank(RAIN)[0].id == "weather-now"
         assert time.monotonic() - start < 2.0 and router.notes == []
     finally:
@@ -250,7 +250,7 @@ def test_a_writer_that_waits_says_so(built: Path, encoder: Encoder, capsys: pyte
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         path = built / "skills" / "poem-writer" / "SKILL.md"
         path.write_text(path.read_text().replace("haiku", "odes"), encoding="utf-8")
-        router = make_router(built, encoder).build()
+        router = make_router(built, encoder)
     finally:
         holder.kill()
         holder.communicate()
@@ -276,7 +276,7 @@ def test_cache_embeds_each_distinct_text_once_and_prunes() -> None:
 
 
 def test_a_snapshot_round_trips_the_vectors(built: Path, encoder: Encoder) -> None:
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     snapshot = IndexFolder(str(built / "idx")).read(encoder.model_id, encoder.dim)
     assert snapshot is not None
     keys = [text_key(encoder.model_id, t) for t in router.dense_texts()]
@@ -304,7 +304,7 @@ CONCURRENT_BUILD = textwrap.dedent("""
     for i in range(5):
         router = Router.from_skills([{skills!r}], "genkit", RouterConfig(route_above=0, body="none",
                                                                              body_tokens=1 + i % 2),
-                                    index_folder={index!r}, encoder=HashEncoder()).build()
+                                    index_folder={index!r}, encoder=HashEncoder())
         assert router.rank("broken dates in a CSV", 1), "no ranking"
     print([n for n in router.notes if "waiting" not in n])
 """)
@@ -384,7 +384,7 @@ def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: P
 
     def build(index: str) -> Router:
         return Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / index),
-                                  encoder=encoder).build()
+                                  encoder=encoder)
 
     assert build("idx").embedded_count == 2 * len(SKILLS)
     path = skills / "poem-writer" / "SKILL.md"
@@ -423,7 +423,7 @@ def test_by_default_a_body_edit_embeds_nothing_and_rebuilds_body_bm25(tmp_path: 
 
     def build(index: str) -> Router:
         return Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0),
-                                  index_folder=str(tmp_path / index), encoder=encoder).build()
+                                  index_folder=str(tmp_path / index), encoder=encoder)
 
     first = build("idx")
     assert first.embedded_count == len(SKILLS) and first.signals.body_dense is None
@@ -447,10 +447,10 @@ def _edit_body(skills: Path) -> None:
 def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_back_whole(tmp_path: Path,
                                                                                        encoder: Encoder) -> None:
     write_library(tmp_path / "skills")
-    _body_router(tmp_path, encoder).build()
+    _body_router(tmp_path, encoder)
     before = _inodes(tmp_path / "idx")
     _edit_body(tmp_path / "skills")
-    refreshed = _body_router(tmp_path, encoder).build()
+    refreshed = _body_router(tmp_path, encoder)
     assert refreshed.embedded_count == 1 and refreshed.saved is True and refreshed.notes == []
     after = _inodes(tmp_path / "idx")
     linked = {name for name in after if before.get(name) == after[name]}
@@ -462,7 +462,7 @@ def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_ba
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted(
         [".lock", MANIFEST, manifest(tmp_path)["generation"]])
     # read back by a new router: nothing rebuilt, and the same scores as a build from scratch
-    reloaded, fresh = _body_router(tmp_path, Refusing(encoder)).build(), _body_router(tmp_path, encoder, "fresh")
+    reloaded, fresh = _body_router(tmp_path, Refusing(encoder)), _body_router(tmp_path, encoder, "fresh")
     assert reloaded.notes == [] and reloaded.saved is None
     for request in ("write me a villanelle", RAIN, "make my sql query faster"):
         got, want = reloaded.score_many([request]).signals, fresh.score_many([request]).signals
@@ -474,7 +474,7 @@ def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_ba
 def test_a_file_that_cannot_be_linked_is_written_and_checksummed(tmp_path: Path, encoder: Encoder,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     write_library(tmp_path / "skills")
-    _body_router(tmp_path, encoder).build()
+    _body_router(tmp_path, encoder)
     before = _inodes(tmp_path / "idx")
 
     def no_links(*_: object) -> None:
@@ -482,25 +482,25 @@ def test_a_file_that_cannot_be_linked_is_written_and_checksummed(tmp_path: Path,
 
     monkeypatch.setattr("router.store.os.link", no_links)
     _edit_body(tmp_path / "skills")
-    refreshed = _body_router(tmp_path, encoder).build()
+    refreshed = _body_router(tmp_path, encoder)
     assert refreshed.saved is True and refreshed.notes == []
     assert not set(before.values()) & set(_inodes(tmp_path / "idx").values())
     assert _checksums_hold(tmp_path / "idx")
-    assert _body_router(tmp_path, Refusing(encoder)).build().notes == []
+    assert _body_router(tmp_path, Refusing(encoder)).notes == []
 
 
 def test_a_damaged_linked_file_is_detected_and_rebuilt(tmp_path: Path, encoder: Encoder) -> None:
     write_library(tmp_path / "skills")
-    _body_router(tmp_path, encoder).build()
+    _body_router(tmp_path, encoder)
     _edit_body(tmp_path / "skills")
-    _body_router(tmp_path, encoder).build()
+    _body_router(tmp_path, encoder)
     path = generation(tmp_path) / "bm25" / "weights_data.npy"
     weights = np.load(path)
     weights[0] += 1.0
     np.save(path, weights)
-    router = _body_router(tmp_path, encoder).build()
+    router = _body_router(tmp_path, encoder)
     assert any("bm25/weights_data.npy (checksum mismatch)" in n and "rebuilding" in n for n in router.notes)
-    assert _checksums_hold(tmp_path / "idx") and _body_router(tmp_path, Refusing(encoder)).build().notes == []
+    assert _checksums_hold(tmp_path / "idx") and _body_router(tmp_path, Refusing(encoder)).notes == []
 
 
 def test_an_edit_that_keeps_the_size_and_modification_time_is_still_seen(built: Path, encoder: Encoder) -> None:
@@ -510,7 +510,7 @@ def test_an_edit_that_keeps_the_size_and_modification_time_is_still_seen(built: 
     path.write_text(text.replace("haiku", "verse"), encoding="utf-8")  # same length
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
-    router = make_router(built, encoder).build()
+    router = make_router(built, encoder)
     assert router.embedded_count == 1 and router.rank("some verse")[0].id == "poem-writer"
     assert router.rank("some verse")[0].scores["bm25"] > 0
 
@@ -518,19 +518,19 @@ def test_an_edit_that_keeps_the_size_and_modification_time_is_still_seen(built: 
 def test_a_bm25_index_saved_without_term_counts_loads_and_is_rebuilt_with_them(tmp_path: Path,
                                                                                encoder: Encoder) -> None:
     write_library(tmp_path / "skills")
-    _body_router(tmp_path, encoder).build()
+    _body_router(tmp_path, encoder)
     index = tmp_path / "idx"
     data = json.loads((index / MANIFEST).read_text())
     for name in [n for n in data["files"] if "/doc_" in n]:  # what an earlier version saved
         (index / data["generation"] / name).unlink()
         del data["files"][name]
     (index / MANIFEST).write_text(json.dumps(data))
-    loaded = _body_router(tmp_path, Refusing(encoder)).build()
+    loaded = _body_router(tmp_path, Refusing(encoder))
     assert loaded.notes == [] and loaded.saved is None and loaded.signals.bm25.counts is None
     _edit_body(tmp_path / "skills")
-    refreshed = _body_router(tmp_path, encoder).build()
+    refreshed = _body_router(tmp_path, encoder)
     assert refreshed.notes == [] and refreshed.signals.body_bm25.counts is not None
     assert any(n.startswith("body_bm25/doc_") for n in manifest(tmp_path)["files"]) and _checksums_hold(index)
-    fresh = _body_router(tmp_path, encoder, "fresh").build()
+    fresh = _body_router(tmp_path, encoder, "fresh")
     assert np.array_equal(refreshed.score_many(["villanelle"]).signals["body_bm25"],
                           fresh.score_many(["villanelle"]).signals["body_bm25"])
