@@ -902,42 +902,58 @@ class PgSignals:
 
 def _retrieval_sql(g: Generation, fields: int) -> Any:
     """One request's retrieval past :data:`EXACT_BELOW` as one statement: the HNSW top ``%(k)s`` of the skills'
-    vectors (and of the example requests'), the BM25 top ``%(k)s`` of each field (:func:`_bm25_sql`'s scores of
-    every skill sharing a term), and for each candidate of any list: (slot, cosine, in the dense top, then per
-    field: score, in its top, sum and sum of squares of every score, then the best example cosine)."""
+    vectors with their cosines (and the top of the example requests'), the BM25 top ``%(k)s`` of each field, and
+    for each candidate of any list: (slot, cosine, in the dense top, then per field: score, in its top, sum and sum
+    of squares of every skill's score, then the best example cosine).
+
+    BM25 is scored twice. Every skill sharing a term is scored once, its terms summed in whatever order the hash
+    aggregate meets them (the top list and the moments, which the last bit of a sum does not change); then the
+    candidates alone are scored as :func:`_bm25_sql` scores them, summed in request order, which is what the router
+    reads (the in-process scores to the last bit). Only a candidate outside the dense top reads its vector by key
+    (a lateral lookup: the only nested loop here)."""
     from psycopg import sql
 
     def live(alias: str) -> str:
         return _live(alias)
 
     parts = ["q AS (SELECT term, ord FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord))",
-             "dt AS MATERIALIZED (SELECT slot FROM {docs} WHERE " + live("") + " ORDER BY embedding <#> %(q)s "
-             "LIMIT %(k)s)"]
+             "qm AS (SELECT term, count(*)::float8 AS repeats FROM q GROUP BY term)",
+             "dt AS MATERIALIZED (SELECT slot, -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE " + live("") +
+             " ORDER BY embedding <#> %(q)s LIMIT %(k)s)"]
     union = ["SELECT slot FROM dt"]
     if g.has_examples:
         parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live("") + " ORDER BY embedding <#> "
                      "%(q)s LIMIT %(k)s)")
         union.append("SELECT slot FROM xt")
-    columns = ["c.slot", "d.cosine", "c.slot IN (SELECT slot FROM dt)"]
-    # each candidate's vector by its key (a lateral lookup: the only join here that is a nested loop)
-    joins = ["JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE slot = c.slot AND " + live("") +
-             " LIMIT 1) d ON true"]
+
+    def term_score(i: int, p: str, f: str) -> str:
+        return (f"{f}.idf * ({p}.tf * %(k1p{i})s::float8 / ({p}.tf + %(k1{i})s::float8 * (%(one_b{i})s::float8 + "
+                f"%(b{i})s::float8 * {p}.dl / %(avgdl{i})s::float8)))")
+
     for i in range(fields):
         parts += [
-            f"p{i} AS (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {{postings}} WHERE field = "
-            f"%(field{i})s AND term = ANY(%(terms)s) AND " + live("") + ")",
-            f"f{i} AS (SELECT term, ln(1::float8 + ((%(n{i})s::float8 - count(*)::float8) + 0.5::float8) / "
-            f"(count(*)::float8 + 0.5::float8)) AS idf FROM p{i} GROUP BY term)",
-            f"s{i} AS MATERIALIZED (SELECT p.slot, sum(f.idf * (p.tf * %(k1p{i})s::float8 / (p.tf + %(k1{i})s::float8 "
-            f"* (%(one_b{i})s::float8 + %(b{i})s::float8 * p.dl / %(avgdl{i})s::float8))) ORDER BY q.ord) AS score "
-            f"FROM p{i} p JOIN f{i} f ON f.term = p.term JOIN q ON q.term = p.term GROUP BY p.slot)",
+            f"p{i} AS MATERIALIZED (SELECT term, slot, tf::float8 AS tf, dl::float8 AS dl FROM {{postings}} WHERE "
+            f"field = %(field{i})s AND term = ANY(%(terms)s) AND " + live("") + ")",
+            f"f{i} AS MATERIALIZED (SELECT term, ln(1::float8 + ((%(n{i})s::float8 - count(*)::float8) + "
+            f"0.5::float8) / (count(*)::float8 + 0.5::float8)) AS idf FROM p{i} GROUP BY term)",
+            f"w{i} AS MATERIALIZED (SELECT f.term, f.idf, qm.repeats FROM f{i} f JOIN qm ON qm.term = f.term)",
+            f"s{i} AS MATERIALIZED (SELECT p.slot, sum(w.repeats * " + term_score(i, "p", "w") + ") AS score "
+            f"FROM p{i} p JOIN w{i} w ON w.term = p.term GROUP BY p.slot)",
             f"t{i} AS MATERIALIZED (SELECT slot FROM s{i} ORDER BY score DESC, slot LIMIT %(k)s)",
             f"m{i} AS (SELECT coalesce(sum(score), 0) AS total, coalesce(sum(score * score), 0) AS total_sq FROM s{i})",
         ]
         union.append(f"SELECT slot FROM t{i}")
-        columns += [f"s{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq"]
-        joins += [f"LEFT JOIN s{i} ON s{i}.slot = c.slot", f"CROSS JOIN m{i}"]
-    parts.append("c AS (" + " UNION ".join(union) + ")")
+    parts.append("c AS MATERIALIZED (" + " UNION ".join(union) + ")")
+    columns = ["c.slot", "coalesce(dt.cosine, d.cosine)", "dt.slot IS NOT NULL"]
+    joins = ["LEFT JOIN dt ON dt.slot = c.slot",
+             "LEFT JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE dt.slot IS NULL AND "
+             "slot = c.slot AND " + live("") + " LIMIT 1) d ON true"]
+    for i in range(fields):
+        parts.append(f"e{i} AS (SELECT p.slot, sum(" + term_score(i, "p", "f") + " ORDER BY q.ord) AS score FROM "
+                     f"p{i} p JOIN c ON c.slot = p.slot JOIN f{i} f ON f.term = p.term JOIN q ON q.term = p.term "
+                     f"GROUP BY p.slot)")
+        columns += [f"e{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq"]
+        joins += [f"LEFT JOIN e{i} ON e{i}.slot = c.slot", f"CROSS JOIN m{i}"]
     if g.has_examples:
         columns.append("x.best")
         joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
