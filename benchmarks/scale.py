@@ -80,6 +80,34 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_s(server: PgServer) -> float:
+    """CPU seconds of the database server: its postmaster and every backend and worker it started."""
+    root = int((server.data / "postmaster.pid").read_text().split()[0])
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            if int(entry) == root or int(fields[1]) == root:
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def percentiles(seconds: list[float]) -> dict[str, float]:
     values = np.array(seconds) * 1000
     return {"p50_ms": round(float(np.percentile(values, 50)), 2), "p99_ms": round(float(np.percentile(values, 99)), 2),
@@ -251,23 +279,31 @@ def downtime(server: PgServer, replicas: list[str], queries: list[str], down_s: 
             "first_200_after_restart_s": [round(recovered.get(r, float("nan")), 3) for r in replicas]}
 
 
-def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False) -> dict[str, Any]:
-    import httpx
-
+def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, list[dict[str, str]], list[str],
+                                                                        dict[str, Any]]:
+    """The catalogue of ``n`` rows in ``work`` and its index in the database (built unless a generation of this
+    very catalogue is there already, as in a kept ``--reuse`` folder): (catalogue, rows, requests, what it took)."""
     from router import pgstore
     from router.index import LibrarySource
-    from router.routing import Router
     from router.spec import LibrarySpec
 
     rng = random.Random(0)
     base = base_rows()
     rows = spliced_library(base, n, rng)
     catalog = work / f"catalog-{n}.jsonl"
-    catalog.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if not catalog.exists() or catalog.read_text(encoding="utf-8") != text:
+        catalog.write_text(text, encoding="utf-8")
     queries = spliced_requests(base, random.Random(1))[:REQUESTS]
     db = pgstore.database(server.url)
     source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     out: dict[str, Any] = {"rows": n, "base_rows": len(base), "requests": len(queries)}
+    with db.connection() as conn:
+        current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (source.spec.key,)
+                               ).fetchone() if pgstore.schema_version(conn) else None
+    if current is not None and current[0] == pgstore.library_signature(source):
+        out["build"] = {"reused_database": str(server.folder)}
+        return catalog, rows, queries, out
     if cached:
         start = time.perf_counter()
         out["cached_vectors"] = {"embedded_real_rows": cache_vectors(db, source, source.spec.key, len(base)),
@@ -284,11 +320,54 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
                     "commit_s": round(report.seconds_commit, 1),
                     "commit_rows_per_s": round(n / report.seconds_commit, 1)}
     print(f"  build {out['build']}", file=sys.stderr)
+    return catalog, rows, queries, out
+
+
+def route_through(client: Any, replicas: list[tuple[subprocess.Popen, str]], server: PgServer,
+                  queries: list[str]) -> dict[str, Any]:
+    """Route p50/p99 over ``queries`` through the first replica, then through all of them in turn, each with the
+    CPU the replicas and the database spent per request and the load average (1 min) before and after."""
+    out: dict[str, Any] = {}
+    for name, used in (("route_one_replica", replicas[:1]), ("route_two_replicas", replicas)):
+        seconds, inside, failed = [], [], 0
+        loads = [load()]
+        replica_cpu, db_cpu = sum(cpu_s(p.pid) for p, _ in replicas), server_cpu_s(server)
+        wall = time.perf_counter()
+        for i, q in enumerate(queries):
+            t = time.perf_counter()
+            answer = client.post(f"{used[i % len(used)][1]}/v1/route", json={"query": q, "k": 5})
+            seconds.append(time.perf_counter() - t)
+            failed += answer.status_code != 200
+            if answer.status_code == 200:
+                inside.append(answer.json()["timings"]["route_ms"] / 1000)
+        wall = time.perf_counter() - wall
+        loads.append(load())
+        n = len(queries)
+        out[name] = {**percentiles(seconds), "inside_server": percentiles(inside), "failed": failed,
+                     "replica_cpu_ms_per_request": round((sum(cpu_s(p.pid) for p, _ in replicas) - replica_cpu)
+                                                         * 1000 / n, 2),
+                     "database_cpu_ms_per_request": round((server_cpu_s(server) - db_cpu) * 1000 / n, 2),
+                     "wall_s": round(wall, 1), "load_1min": loads}
+    return out
+
+
+def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False,
+             quick: bool = False) -> dict[str, Any]:
+    """Every measure at ``n`` rows; ``quick``: only HNSW recall and route p50/p99 through one and two replicas
+    (and the replicas' memory)."""
+    import httpx
+
+    from router import pgstore
+    from router.routing import Router
+
+    catalog, rows, queries, out = prepare(n, server, work, cached)
+    db = pgstore.database(server.url)
     router = Router.from_catalog(str(catalog), store=pgstore.PgStore(server.url, db))
     out["recall"] = recall(db, router, queries)
     print(f"  recall {out['recall']}", file=sys.stderr)
-    out["agreement"] = agreement(router, catalog, queries)
-    print(f"  agreement {out['agreement']}", file=sys.stderr)
+    if not quick:
+        out["agreement"] = agreement(router, catalog, queries)
+        print(f"  agreement {out['agreement']}", file=sys.stderr)
     replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
     try:
         with httpx.Client(timeout=60, trust_env=False) as client:
@@ -296,29 +375,14 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             for _, url in replicas:
                 for q in queries[:10]:
                     client.post(f"{url}/v1/route", json={"query": q, "k": 5})
-            one, both, inside, failed = [], [], [], 0
-            for q in queries:
-                t = time.perf_counter()
-                answer = client.post(f"{replicas[0][1]}/v1/route", json={"query": q, "k": 5})
-                one.append(time.perf_counter() - t)
-                failed += answer.status_code != 200
-                if answer.status_code == 200:
-                    inside.append(answer.json()["timings"]["route_ms"] / 1000)
-            for i, q in enumerate(queries):
-                t = time.perf_counter()
-                failed += client.post(f"{replicas[i % 2][1]}/v1/route",
-                                      json={"query": q, "k": 5}).status_code != 200
-                both.append(time.perf_counter() - t)
-            out["route_one_replica"] = percentiles(one)
-            out["route_two_replicas"] = percentiles(both)
-            out["route_inside_server"] = percentiles(inside)
-            out["failed_requests"] = failed
+            out.update(route_through(client, replicas, server, queries))
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
-            print(f"  route {out['route_one_replica']} / {out['route_two_replicas']}, rss {out['replica_rss_mb']}",
-                  file=sys.stderr)
-            out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries)
-            out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
-            print(f"  edit {out['edit']}", file=sys.stderr)
+            print(f"  route {json.dumps(out['route_one_replica'])}\n  two {json.dumps(out['route_two_replicas'])}"
+                  f"\n  rss {out['replica_rss_mb']}", file=sys.stderr)
+            if not quick:
+                out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries)
+                out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
+                print(f"  edit {out['edit']}", file=sys.stderr)
         if with_downtime:
             out["downtime"] = downtime(server, [u for _, u in replicas], queries)
             print(f"  downtime {out['downtime']}", file=sys.stderr)
@@ -410,20 +474,28 @@ def main() -> None:
     parser.add_argument("--cached-vectors", type=int, nargs="*", default=[], metavar="N",
                         help="sizes whose variants get derived vectors instead of being embedded (see above)")
     parser.add_argument("--downtime", action="store_true", help="also stop the database for 10 s under load")
+    parser.add_argument("--reuse", type=Path, metavar="FOLDER",
+                        help="keep the database and catalogues in FOLDER: the first run builds them, later runs "
+                             "re-use them (no build, no edit: it would change the catalogue)")
+    parser.add_argument("--quick", action="store_true",
+                        help="measure only HNSW recall and route p50/p99 through one and two replicas")
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
-    results: dict[str, Any] = {}
-    results["encoder_alone"] = encoder_rss_mb()
-    print(f"encoder alone {results['encoder_alone']}", file=sys.stderr)
-    server = PgServer(shared_buffers="1GB")
+    quick = args.quick
+    results: dict[str, Any] = {"load_1min_at_start": load()}
+    if not quick:
+        results["encoder_alone"] = encoder_rss_mb()
+        print(f"encoder alone {results['encoder_alone']}", file=sys.stderr)
+    server = PgServer(shared_buffers="1GB", folder=args.reuse)
     try:
         with tempfile.TemporaryDirectory(prefix="sr-scale-") as folder:
+            work = args.reuse or Path(folder)
             for n in args.sizes:
                 print(f"{n:,} rows", file=sys.stderr)
-                results[str(n)] = run_size(n, server, Path(folder), n in args.cached_vectors, args.downtime)
+                results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick)
                 save(args.name, {"results": results})
     finally:
-        server.stop(remove=True)
+        server.stop(remove=args.reuse is None)
     print(json.dumps(results, indent=1))
 
 

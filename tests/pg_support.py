@@ -58,28 +58,40 @@ def _system_user() -> str | None:
 class PgServer:
     """One server on a private socket folder; ``url`` logs in as ``postgres`` with a random password."""
 
-    def __init__(self, *, shared_buffers: str = "128MB") -> None:
+    def __init__(self, *, shared_buffers: str = "128MB", folder: Path | None = None) -> None:
+        """``folder``: a data folder kept across runs (made on the first, its server and password re-used after;
+        :meth:`stop` leaves it unless told to remove it); by default a new temporary one."""
         bin_path = binaries()
         if bin_path is None:
             raise RuntimeError(missing_reason() or "no embedded PostgreSQL")
         self.bin = bin_path
         self.user = _system_user()
-        self.folder = Path(tempfile.mkdtemp(prefix="sr-pg-"))
+        kept = folder is not None and (folder / "data" / "PG_VERSION").exists()
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="sr-pg-"))
         self.folder.chmod(0o755)
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
-        self.password = secrets.token_hex(12)
         self.shared_buffers = shared_buffers
-        pwfile = self.folder / "pw"
-        pwfile.write_text(self.password + "\n")
-        if self.user:
-            shutil.chown(self.folder, self.user)
-            shutil.chown(pwfile, self.user)
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=scram-sha-256", f"--pwfile={pwfile}",
-                  "-E", "UTF8", "--no-sync")
-        pwfile.unlink()
+        secret = self.folder / "password"
         self.running = False
-        atexit.register(self.stop, remove=True)
+        if kept:
+            self.password = secret.read_text().strip()
+        else:
+            self.password = secrets.token_hex(12)
+            pwfile = self.folder / "pw"
+            pwfile.write_text(self.password + "\n")
+            if self.user:
+                shutil.chown(self.folder, self.user)
+                shutil.chown(pwfile, self.user)
+            self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                      "-E", "UTF8", "--no-sync")
+            pwfile.unlink()
+            if folder is not None:
+                secret.write_text(self.password + "\n")
+                secret.chmod(0o600)
+        atexit.register(self.stop, remove=folder is None)
         self.start()
 
     def _run(self, exe: str, *args: str, timeout: float = START_TIMEOUT_S) -> None:
