@@ -28,7 +28,9 @@ run loads the saved index and rebuilds nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -49,6 +51,21 @@ if TYPE_CHECKING:
 
 #: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
 MANY_TEXTS = 32
+
+
+#: The k of the requests being scored, for a store whose retrieval depth follows it (:class:`router.pgstore.PgSignals`:
+#: its top lists and ``hnsw.ef_search``); None outside :func:`requested_k`.
+REQUESTED_K: ContextVar[int | None] = ContextVar("skill_router_requested_k", default=None)
+
+
+@contextmanager
+def requested_k(k: int) -> Iterator[None]:
+    """Score with :data:`REQUESTED_K` set to ``k`` (the router ranks the top ``k`` of what is scored inside)."""
+    token = REQUESTED_K.set(k)
+    try:
+        yield
+    finally:
+        REQUESTED_K.reset(token)
 
 
 class Scorer(Protocol):

@@ -81,6 +81,10 @@ SCHEMA_VERSION = 2
 EXACT_BELOW = 5000
 #: Candidates per signal above EXACT_BELOW: at least this many, and at least 20 times the routed k.
 MIN_DEPTH = 100
+#: ``hnsw.ef_search`` per requested k (at least 40, pgvector's default, at most 1000, its maximum): with
+#: ``hnsw.iterative_scan`` the scan goes on past ef_search until the top list of the depth is full, so ef_search
+#: sets how well its first pass finds the nearest few, which is what the top-k needs (benchmarks/scale.py).
+EF_SEARCH_PER_K = 8
 CHANNEL = "skill_router_index"
 EMBED_BATCH = 256
 COPY_ROWS = 5000
@@ -724,6 +728,16 @@ def _postings(rows: Sequence[tuple[int, Mapping[str, Mapping[str, int]]]]) -> It
 
 
 # -- reading --------------------------------------------------------------------------------------------------------
+def depth_for(k: int) -> int:
+    """The depth of each signal's top list on the HNSW path for a requested ``k``."""
+    return max(MIN_DEPTH, 20 * k)
+
+
+def ef_search_for(k: int) -> int:
+    """``hnsw.ef_search`` for a requested ``k`` (:data:`EF_SEARCH_PER_K`)."""
+    return min(1000, max(40, EF_SEARCH_PER_K * k))
+
+
 class PgSignals:
     """The signals of one library read from the database: :meth:`score` returns what
     :meth:`router.signals.Signals.score` returns (one score per skill and signal), computed by the database.
@@ -736,7 +750,8 @@ class PgSignals:
         self.db = db
         self.generation = generation
         self.tokenizer = tokenizer
-        self.depth = max(MIN_DEPTH, 20 * k)
+        self.k = k
+        self.depth = depth_for(k)  # the top lists' depth for the config's k
         self.cut = 0  # requests whose fill was cut at the lowest retrieved score (see indexes.fill)
         g = generation
         self._position = np.full(int(g.slots[-1]) + 1 if g.n else 0, -1, dtype=np.int64)  # slot -> position
@@ -747,6 +762,16 @@ class PgSignals:
             at = {skill_id: i for i, skill_id in enumerate(ids)}
             self._ids = tuple(ids)
             self._position[g.slots] = [at[skill_id] for skill_id in g.ids]
+
+    def wanted(self) -> tuple[int, int]:
+        """(top-list depth, ``hnsw.ef_search``) for the requests being scored, from their requested k
+        (:data:`router.index.REQUESTED_K`; the config's k outside a request): a k above the config's gets deeper
+        lists."""
+        from router.index import REQUESTED_K
+
+        k = REQUESTED_K.get() or self.k
+        depth = self.depth if k <= self.k else max(self.depth, depth_for(k))
+        return depth, ef_search_for(k)
 
     @classmethod
     def current(cls, db: Database, key: str, router: LibrarySource) -> PgSignals:
@@ -852,7 +877,7 @@ class PgSignals:
 
         g = self.generation
         q = np.asarray(vector, dtype=np.float32)
-        depth = self.depth
+        depth, ef_search = self.wanted()
         terms = self._terms(text)
         params: dict[str, Any] = {"q": q, "g": g.id, "k": depth, "terms": terms}
         for i, name in enumerate(g.fields):
@@ -861,9 +886,11 @@ class PgSignals:
         with conn.pipeline():
             # no nested loop over the BM25 scores of every matching skill: the planner cannot know how many
             # skills a request's terms match (a hash join, whatever it estimates)
+            # and no parallel workers or JIT for a statement of a few milliseconds
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
-                         "'relaxed_order', true), set_config('enable_nestloop', 'off', true)",
-                         (str(min(1000, max(40, 2 * depth))),))
+                         "'relaxed_order', true), set_config('enable_nestloop', 'off', true), "
+                         "set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)",
+                         (str(ef_search),))
             cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
             example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
         rows = cursor.fetchall()
@@ -882,19 +909,23 @@ class PgSignals:
         out = {"dense": dense}
         self.cut += cut
         for i, name in enumerate(g.fields):
-            base = 3 + 4 * i
+            base = 3 + 5 * i
             values = np.array([r[base] or 0.0 for r in rows], dtype=np.float64)
             in_top = np.array([r[base + 1] for r in rows], dtype=bool)
             floor = float(values[in_top].min()) if in_top.sum() >= depth else 0.0
             total, total_sq = float(rows[0][base + 2]), float(rows[0][base + 3])
+            if int(rows[0][base + 4]) == sum(r[base] is not None for r in rows):
+                # every matching skill is a candidate: the others score exactly 0, whatever the last bit of the
+                # moments (summed in another order than the candidates' scores) says
+                total, total_sq = float(values.sum()), float(np.dot(values, values))
             out[name], _ = fill_unretrieved(g.n, where, values, total, total_sq, floor)
         if g.has_examples:
             found: list[tuple[Any, ...]]
             if example_cursor is not None:  # every owner's best example and own cosine: exact moments
                 found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
             else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
-                found = [(int(at), r[3 + 4 * count]) for at, r in zip(where.tolist(), rows)
-                         if r[3 + 4 * count] is not None]
+                found = [(int(at), r[3 + 5 * count]) for at, r in zip(where.tolist(), rows)
+                         if r[3 + 5 * count] is not None]
             out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
                 if found or example_cursor is not None else dense.copy()
         return out
@@ -904,7 +935,7 @@ def _retrieval_sql(g: Generation, fields: int) -> Any:
     """One request's retrieval past :data:`EXACT_BELOW` as one statement: the HNSW top ``%(k)s`` of the skills'
     vectors with their cosines (and the top of the example requests'), the BM25 top ``%(k)s`` of each field, and
     for each candidate of any list: (slot, cosine, in the dense top, then per field: score, in its top, sum and sum
-    of squares of every skill's score, then the best example cosine).
+    of squares of every skill's score, and how many skills match, then the best example cosine).
 
     BM25 is scored twice. Every skill sharing a term is scored once, its terms summed in whatever order the hash
     aggregate meets them (the top list and the moments, which the last bit of a sum does not change); then the
@@ -940,7 +971,8 @@ def _retrieval_sql(g: Generation, fields: int) -> Any:
             f"s{i} AS MATERIALIZED (SELECT p.slot, sum(w.repeats * " + term_score(i, "p", "w") + ") AS score "
             f"FROM p{i} p JOIN w{i} w ON w.term = p.term GROUP BY p.slot)",
             f"t{i} AS MATERIALIZED (SELECT slot FROM s{i} ORDER BY score DESC, slot LIMIT %(k)s)",
-            f"m{i} AS (SELECT coalesce(sum(score), 0) AS total, coalesce(sum(score * score), 0) AS total_sq FROM s{i})",
+            f"m{i} AS (SELECT coalesce(sum(score), 0) AS total, coalesce(sum(score * score), 0) AS total_sq, "
+            f"count(*) AS matched FROM s{i})",
         ]
         union.append(f"SELECT slot FROM t{i}")
     parts.append("c AS MATERIALIZED (" + " UNION ".join(union) + ")")
@@ -952,7 +984,8 @@ def _retrieval_sql(g: Generation, fields: int) -> Any:
         parts.append(f"e{i} AS (SELECT p.slot, sum(" + term_score(i, "p", "f") + " ORDER BY q.ord) AS score FROM "
                      f"p{i} p JOIN c ON c.slot = p.slot JOIN f{i} f ON f.term = p.term JOIN q ON q.term = p.term "
                      f"GROUP BY p.slot)")
-        columns += [f"e{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq"]
+        columns += [f"e{i}.score", f"c.slot IN (SELECT slot FROM t{i})", f"m{i}.total", f"m{i}.total_sq",
+                    f"m{i}.matched"]
         joins += [f"LEFT JOIN e{i} ON e{i}.slot = c.slot", f"CROSS JOIN m{i}"]
     if g.has_examples:
         columns.append("x.best")

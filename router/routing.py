@@ -57,7 +57,7 @@ from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
-from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer
+from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer, requested_k
 from router.signals import lexical_names
 from router.skill import Skill
 from router.spec import LibrarySpec
@@ -410,7 +410,9 @@ class Router:
             return []
         self._require_skills()
         pinned, excluded = self.choices(pin, exclude)
-        return self.rank_scored(self.score_many(queries), k, pinned=pinned, excluded=excluded)
+        with requested_k(self._k(k)):
+            scored = self.score_many(queries)
+        return self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
 
     def rank(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
              exclude: Iterable[str] = ()) -> list[Match]:
@@ -430,7 +432,8 @@ class Router:
         if len(skills) <= self.config.route_above:
             shown = tuple(s for s in skills if s.id not in excluded)
             return [Routing(matches=(), shown=shown, routed=False) for _ in turns]
-        scored = self._score(turns)
+        with requested_k(self._k(k)):
+            scored = self._score(turns)
         ranked = self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
         excluded_mask = self._mask(excluded)
         cosine = confidence_scores(scored.signals)

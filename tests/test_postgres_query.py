@@ -1,0 +1,166 @@
+"""The query path past the HNSW threshold, on the real engine: the depth of the top lists and ``hnsw.ef_search``
+follow the requested k, the HNSW top-5 is the exact one, and every BM25 score the database returns is the
+formula's (Lucene idf, k1 1.5, b 0.75) to the last bit, with the sums of every skill's scores it fills from."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.pg_support import missing_reason
+from tests.serve_support import copy_bundled
+
+pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
+
+DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
+
+
+def _queries(name: str) -> list[str]:
+    with open(DATA / name, encoding="utf-8") as handle:
+        return [json.loads(line)["query"] for line in handle if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def indexed(pg, tmp_path_factory):
+    """The bundled library (52 skills) indexed in the database, and its folder."""
+    from router.cli import main
+
+    library = copy_bundled(tmp_path_factory.mktemp("query") / "skills")
+    assert main(["index", "--skills", str(library), "--index-url", pg.url]) == 0
+    return library
+
+
+def _database_router(pg, library: Path, monkeypatch, *, min_depth: int, k: int = 5):
+    """A router over the database as past the HNSW threshold (top lists of at least ``min_depth``)."""
+    from router import passages, pgstore
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)
+    monkeypatch.setattr(pgstore, "MIN_DEPTH", min_depth)
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
+    return Router.from_skills([str(library)], config=RouterConfig(split_weight=0, k=k), store=pgstore.PgStore(pg.url))
+
+
+def test_the_top_lists_and_ef_search_follow_the_requested_k(pg, indexed, monkeypatch) -> None:
+    from router import pgstore
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=4, k=1)
+    signals = database.signals
+    assert isinstance(signals, pgstore.PgSignals) and signals.depth == 20  # 20 x the config's k of 1
+    files = _files(indexed)
+    request = "fill in the fields of this pdf form"
+    exact_dense = files.score_many([request]).signals["dense"][0]
+    seen: list[tuple[str, int]] = []
+    retrieve = signals._retrieved
+
+    def spy(conn, text, vector):  # the ef_search in effect in the statement's transaction, the exact cosines
+        scores = retrieve(conn, text, vector)
+        ef_search = conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone()[0]
+        seen.append((ef_search, int((np.abs(scores["dense"] - exact_dense) < 1e-6).sum())))
+        return scores
+
+    monkeypatch.setattr(signals, "_retrieved", spy)
+    for k in (1, 2):
+        database.rank_many([request], k)
+    database.rank_many([request], 6)  # 8 x 6 = 48: past pgvector's default of 40
+    database.route_many([request], 7)
+    database.score_many([request])  # outside a ranking: the config's k
+    assert [ef for ef, _ in seen] == ["40", "40", "48", "56", "40"]
+    # each list as deep as 20 x k (of 52 skills): that many skills get their exact cosine
+    cosines = [count for _, count in seen]
+    assert 20 <= cosines[0] < 40 <= cosines[1] < 52 and cosines[2] == cosines[3] == 52 and cosines[4] == cosines[0]
+    assert pgstore.ef_search_for(5) == 40 and pgstore.ef_search_for(10) == 80 and pgstore.ef_search_for(500) == 1000
+
+
+def _files(library: Path):
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    return Router.from_skills([str(library)], config=RouterConfig(split_weight=0), index_folder=str(library.parent /
+                                                                                                    "index"))
+
+
+def test_the_hnsw_top_five_is_the_exact_one_on_the_bundled_library(pg, indexed, monkeypatch) -> None:
+    from pgvector.psycopg import register_vector
+
+    from router import pgstore
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=5)
+    signals = database.signals
+    signals.depth = 5
+    g = signals.generation
+    queries = _queries("bundled-dev.jsonl") + _queries("bundled-test.jsonl")
+    vectors = database.encode(queries)
+    # one generation: every row is live (a 52-row table is scanned, not searched, when a filter gives the planner
+    # another index to use)
+    top = pgstore._sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} ORDER BY embedding <#> %(q)s LIMIT 5",
+                       d=g.table("docs"))
+
+    def ranked(conn, vector) -> list[int]:
+        return [r[0] for r in sorted(conn.execute(top, {"q": vector}), key=lambda r: (-r[1], r[0]))]
+
+    with signals.db.connection() as conn:
+        register_vector(conn)
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
+                     "'relaxed_order', true), set_config('enable_seqscan', 'off', true), "
+                     "set_config('enable_bitmapscan', 'off', true)",
+                     (str(pgstore.ef_search_for(5)),))
+        plan = "\n".join(r[0] for r in conn.execute(pgstore._sql("EXPLAIN ") + top, {"q": vectors[0]}))
+        assert "embedding_idx" in plan  # the HNSW index, not a scan of the table
+        hnsw = [ranked(conn, v) for v in vectors]
+        conn.execute("SET LOCAL enable_indexscan = off")
+        conn.execute("SET LOCAL enable_seqscan = on")
+        exact = [ranked(conn, v) for v in vectors]
+    assert len(queries) == 342 and hnsw == exact
+
+
+def test_bm25_on_the_hnsw_path_is_the_formula_to_the_last_bit(pg, indexed, monkeypatch) -> None:
+    from indexes.tokenize import DEFAULT_TOKENIZER
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=8)
+    signals = database.signals
+    signals.depth = 8
+    files = _files(indexed)
+    ids = [s.id for s in files.skills]
+    assert list(signals.ids) == ids and signals.generation.fields == ("bm25", "body_bm25")
+    fields = {"bm25": files.index_texts(), "body_bm25": files.body_texts()}
+    counted = {name: [Counter(DEFAULT_TOKENIZER(t)) for t in texts] for name, texts in fields.items()}
+    queries = _queries("bundled-test.jsonl")
+    retrieved = database.score_many(queries)
+    formula_checked = exact = 0
+    for row, query in enumerate(queries):
+        terms = list(DEFAULT_TOKENIZER(query))
+        for name in ("bm25", "body_bm25"):
+            docs = counted[name]
+            n = len(docs)
+            avgdl = sum(sum(c.values()) for c in docs) / n
+            df = {t: sum(1 for c in docs if t in c) for t in set(terms)}
+            expected = np.zeros(n)
+            for i, c in enumerate(docs):
+                total = 0.0
+                dl = float(sum(c.values()))
+                for t in terms:  # in request order, repeats included
+                    if t in c:
+                        idf = math.log(1.0 + ((n - df[t]) + 0.5) / (df[t] + 0.5))
+                        tf = float(c[t])
+                        total += idf * (tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * dl / avgdl)))
+                expected[i] = total
+            got = retrieved.signals[name][row]
+            # the candidates (every skill in the field's top list or with an exact cosine) carry the formula's score
+            top = np.argsort(-expected, kind="stable")[:8]
+            assert all(got[i] == expected[i] for i in top if expected[i] > 0), (query, name)
+            # and the fill keeps the mean and spread of all 52, unless it had to be cut at the lowest score of the
+            # top list (indexes.fill): then no skill left out scores above it
+            filled = got != expected
+            if abs(got.sum() - expected.sum()) < 1e-9 and abs(got.std() - expected.std()) < 1e-9:
+                exact += 1
+            else:
+                assert got[filled].max() <= expected[top].min(), (query, name)
+            formula_checked += 1
+    assert formula_checked == 2 * len(queries) and exact >= 0.8 * formula_checked, (exact, formula_checked)
