@@ -50,7 +50,19 @@ from speed import real_skills, requests as spliced_requests  # noqa: E402
 
 from tests.pg_support import PgServer  # noqa: E402
 
-REQUESTS = 300
+REQUESTS = 300  # routed through the replicas
+RECALL_REQUESTS = 1000  # for the HNSW path against exact search (one request is 0.1 point)
+
+
+def benchmark_requests(base: list[tuple[str, str]], n: int) -> list[str]:
+    """``n`` distinct requests, each a sentence of a real description phrased as a request (``speed.requests``,
+    seeds 1, 2, ...: the first 200 are the ones earlier runs routed)."""
+    out: dict[str, None] = {}
+    seed = 1
+    while len(out) < n:
+        out.update(dict.fromkeys(spliced_requests(base, random.Random(seed))))
+        seed += 1
+    return list(out)[:n]
 
 
 def base_rows() -> list[tuple[str, str]]:
@@ -151,29 +163,47 @@ def cache_vectors(db: Any, router: Any, key: str, real_count: int) -> int:
 
 
 def recall(db: Any, router: Any, queries: list[str]) -> dict[str, Any]:
-    """The HNSW path against exact search (index scans off), over the benchmark requests. ``path``: the dense
-    top-5 as the router gets it (the HNSW top list of the candidate depth, ranked by its exact cosines) against
-    the exact top-5; ``limit_5``: an HNSW query for 5 rows alone (``ef_search`` as the router sets it)."""
+    """The HNSW path against exact search over the benchmark requests. ``path``: the dense top-5 as the router gets
+    it (the HNSW top list of the depth for k = 5, ``ef_search`` as the router sets it, iterative scan, ranked by
+    its exact cosines) against the exact top-5; ``limit_5``: an HNSW query for 5 rows alone. Exact: every live
+    row's cosine in numpy, the nearest 40 scored again by the database (its own arithmetic decides near-ties)."""
+    from pgvector.psycopg import register_vector
+
     from router import pgstore
+    from router.index import requested_k
 
     signals = router.signals
     g = signals.generation
-    vectors = router.encode(queries)
-    ef = min(1000, max(40, 2 * signals.depth))
+    vectors = np.asarray(router.encode(queries), dtype=np.float32)
+    with requested_k(5):
+        depth, ef = signals.wanted()
     counts = {"path": [0, 0], "limit_5": [0, 0]}
     top = pgstore._sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE born <= %(g)s AND died > %(g)s ORDER BY "
                        "embedding <#> %(q)s LIMIT %(k)s", d=g.table("docs"))
+    again = pgstore._sql("SELECT slot, -(embedding <#> %(q)s) FROM {d} WHERE slot = ANY(%(s)s) AND born <= %(g)s AND "
+                         "died > %(g)s", d=g.table("docs"))
+
+    def best(rows: list[Any]) -> set[int]:
+        return {r[0] for r in sorted(rows, key=lambda r: (-r[1], r[0]))[:5]}
+
+    start = time.perf_counter()
     with db.connection() as conn:
+        register_vector(conn)
+        rows = conn.execute(pgstore._sql("SELECT slot, embedding FROM {d} WHERE born <= %(g)s AND died > %(g)s",
+                                         d=g.table("docs")), {"g": g.id}).fetchall()
+        slots = np.array([r[0] for r in rows])
+        matrix = np.array([r[1].to_numpy() for r in rows], dtype=np.float32)
+        del rows
+        hnsw_s = []
         for q in vectors:
-            q = np.asarray(q, dtype=np.float32)
+            near = slots[np.argpartition(-(matrix @ q), 40)[:40]].tolist()
+            exact = best(conn.execute(again, {"q": q, "g": g.id, "s": near}).fetchall())
             conn.execute(pgstore._sql("SET LOCAL hnsw.ef_search = {e}", e=pgstore._literal(ef)))
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            listed = conn.execute(top, {"q": q, "g": g.id, "k": signals.depth}).fetchall()
-            path = {r[0] for r in sorted(listed, key=lambda r: (-r[1], r[0]))[:5]}
-            alone = {r[0] for r in conn.execute(top, {"q": q, "g": g.id, "k": 5})}
-            conn.execute("SET LOCAL enable_indexscan = off")
-            exact = {r[0] for r in conn.execute(top, {"q": q, "g": g.id, "k": 5})}
-            conn.execute("SET LOCAL enable_indexscan = on")
+            t = time.perf_counter()
+            path = best(conn.execute(top, {"q": q, "g": g.id, "k": depth}).fetchall())
+            hnsw_s.append(time.perf_counter() - t)
+            alone = best(conn.execute(top, {"q": q, "g": g.id, "k": 5}).fetchall())
             for name, found in (("path", path), ("limit_5", alone)):
                 counts[name][0] += found == exact
                 counts[name][1] += len(found & exact)
@@ -181,7 +211,17 @@ def recall(db: Any, router: Any, queries: list[str]) -> dict[str, Any]:
     return {"same_top5": round(counts["path"][0] / n, 4), "recall_at_5": round(counts["path"][1] / (5 * n), 4),
             "limit_5_same_top5": round(counts["limit_5"][0] / n, 4),
             "limit_5_recall_at_5": round(counts["limit_5"][1] / (5 * n), 4), "requests": n, "ef_search": ef,
-            "depth": signals.depth}
+            "depth": depth, "hnsw_options": hnsw_options(db, g), "path_query": percentiles(hnsw_s),
+            "seconds": round(time.perf_counter() - start, 1), "load_1min": load()}
+
+
+def hnsw_options(db: Any, g: Any) -> str:
+    """The build options of the HNSW index over the generation's skill vectors."""
+    with db.connection() as conn:
+        row = conn.execute("SELECT c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a "
+                           "ON a.oid = c.relam WHERE i.indrelid = to_regclass(%s) AND a.amname = 'hnsw'",
+                           (g.table("docs").as_string(conn),)).fetchone()
+    return ", ".join(row[0] or ["defaults"]) if row else "none"
 
 
 def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
@@ -294,7 +334,7 @@ def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, l
     text = "".join(json.dumps(r) + "\n" for r in rows)
     if not catalog.exists() or catalog.read_text(encoding="utf-8") != text:
         catalog.write_text(text, encoding="utf-8")
-    queries = spliced_requests(base, random.Random(1))[:REQUESTS]
+    queries = benchmark_requests(base, RECALL_REQUESTS)
     db = pgstore.database(server.url)
     source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     out: dict[str, Any] = {"rows": n, "base_rows": len(base), "requests": len(queries)}
@@ -302,7 +342,7 @@ def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, l
         current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (source.spec.key,)
                                ).fetchone() if pgstore.schema_version(conn) else None
     if current is not None and current[0] == pgstore.library_signature(source):
-        out["build"] = {"reused_database": str(server.folder)}
+        out["build"] = {"reused_database": str(server.folder), **rebuild_hnsw(db, source.spec.key)}
         return catalog, rows, queries, out
     if cached:
         start = time.perf_counter()
@@ -321,6 +361,32 @@ def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, l
                     "commit_rows_per_s": round(n / report.seconds_commit, 1)}
     print(f"  build {out['build']}", file=sys.stderr)
     return catalog, rows, queries, out
+
+
+def rebuild_hnsw(db: Any, key: str) -> dict[str, Any]:
+    """In a kept database, the skill vectors' HNSW index rebuilt with this version's parameters
+    (:data:`router.pgstore.HNSW_OPTIONS`) when it was built with others."""
+    from router import pgstore
+
+    with db.connection() as conn:
+        g = pgstore.read_generation(conn, key, db.url)
+    found = hnsw_options(db, g)
+    wanted = f"m={pgstore.HNSW_M}, ef_construction={pgstore.HNSW_EF_CONSTRUCTION}"
+    if found == wanted:
+        return {}
+    start = time.perf_counter()
+    with db.connection() as conn:
+        conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
+        for (name,) in conn.execute("SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN "
+                                    "pg_am a ON a.oid = c.relam WHERE i.indrelid = to_regclass(%s) AND a.amname = "
+                                    "'hnsw'", (g.table("docs").as_string(conn),)).fetchall():
+            conn.execute(pgstore._sql("DROP INDEX {i}", i=pgstore._ident(name)))
+        conn.execute(pgstore._sql("CREATE INDEX ON {d} USING hnsw (embedding vector_ip_ops) WITH " +
+                                  pgstore.HNSW_OPTIONS, d=g.table("docs")))
+        conn.execute(pgstore._sql("ANALYZE {d}", d=g.table("docs")))
+    seconds = time.perf_counter() - start
+    print(f"  HNSW index rebuilt ({found} -> {wanted}) in {seconds:.1f} s", file=sys.stderr)
+    return {"hnsw_rebuilt": {"from": found, "to": wanted, "seconds": round(seconds, 1), "load_1min": load()}}
 
 
 def route_through(client: Any, replicas: list[tuple[subprocess.Popen, str]], server: PgServer,
@@ -366,7 +432,7 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     out["recall"] = recall(db, router, queries)
     print(f"  recall {out['recall']}", file=sys.stderr)
     if not quick:
-        out["agreement"] = agreement(router, catalog, queries)
+        out["agreement"] = agreement(router, catalog, queries[:REQUESTS])
         print(f"  agreement {out['agreement']}", file=sys.stderr)
     replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
     try:
@@ -375,12 +441,12 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             for _, url in replicas:
                 for q in queries[:10]:
                     client.post(f"{url}/v1/route", json={"query": q, "k": 5})
-            out.update(route_through(client, replicas, server, queries))
+            out.update(route_through(client, replicas, server, queries[:REQUESTS]))
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  route {json.dumps(out['route_one_replica'])}\n  two {json.dumps(out['route_two_replicas'])}"
                   f"\n  rss {out['replica_rss_mb']}", file=sys.stderr)
             if not quick:
-                out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries)
+                out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries[:REQUESTS])
                 out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
                 print(f"  edit {out['edit']}", file=sys.stderr)
         if with_downtime:
