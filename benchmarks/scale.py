@@ -7,6 +7,15 @@ variants spliced from two different real descriptions (``speed.library``), as a 
 
     nice python benchmarks/scale.py --sizes 10000 100000
 
+A database kept between runs (``--reuse FOLDER``: built by the first run, about 4-7 minutes at 100,000 rows with
+``--cached-vectors``) and ``--quick`` (HNSW recall, then route p50/p99 through one and two replicas: about 2.5
+minutes) re-measure latency and recall alone:
+
+    python benchmarks/scale.py --sizes 100000 --cached-vectors 100000 --reuse /tmp/pg100k --quick
+
+Every latency comes with the CPU the replicas and the database spent per request and the load average (1 min)
+before and after: on a shared machine the CPU per request is what an idle one would need.
+
 Measured, per size:
 
 - build: ``publish`` (embedding in batches over the ONNX encoder, committed batch by batch into the cache
@@ -14,8 +23,9 @@ Measured, per size:
   and for each part. ``--cached-vectors`` fills the cache table first with vectors derived from the real texts'
   own embeddings (each variant: the normalised mean of its two parents' vectors), for a size whose embedding
   alone would take too long on this machine; the run says so in its result.
-- recall: the HNSW top-5 (``ef_search`` as the router sets it) against exact search (index scans off), over the
-  benchmark requests: the share of requests with the same top-5, and the mean recall@5.
+- recall: the HNSW top-5 (depth and ``ef_search`` as the router sets them for k = 5) against exact search (the
+  database's own cosines), over 1,000 benchmark requests: the share of requests with the same top-5, and the mean
+  recall@5.
 - agreement: the database's ranked top-5 against the in-process ranking over the same vectors, and BM25's.
 - serve: two ``skill-router serve --catalog ... --index-url ...`` replicas; route p50/p99 over the requests,
   one replica and both alternately; each replica's resident memory after the run.
@@ -344,7 +354,7 @@ def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, l
     if current is not None and current[0] == pgstore.library_signature(source):
         out["build"] = {"reused_database": str(server.folder), **rebuild_hnsw(db, source.spec.key)}
         return catalog, rows, queries, out
-    if cached:
+    if cached and current is None:  # a kept database's cache holds the vectors already
         start = time.perf_counter()
         out["cached_vectors"] = {"embedded_real_rows": cache_vectors(db, source, source.spec.key, len(base)),
                                  "seconds": round(time.perf_counter() - start, 1)}
@@ -542,7 +552,7 @@ def main() -> None:
     parser.add_argument("--downtime", action="store_true", help="also stop the database for 10 s under load")
     parser.add_argument("--reuse", type=Path, metavar="FOLDER",
                         help="keep the database and catalogues in FOLDER: the first run builds them, later runs "
-                             "re-use them (no build, no edit: it would change the catalogue)")
+                             "re-use them (an edit left by a full run is indexed back incrementally)")
     parser.add_argument("--quick", action="store_true",
                         help="measure only HNSW recall and route p50/p99 through one and two replicas")
     parser.add_argument("--name", default="scale")
