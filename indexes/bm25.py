@@ -213,11 +213,12 @@ def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Param
             q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / avgdl))
         )
         term_constant = np.zeros(size)
-    from scipy import sparse
-
-    matrix = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
-    matrix.sort_indices()
-    return Postings(matrix.data, matrix.indices, matrix.indptr, (size, n)), term_constant
+    # Term-major order, documents ascending within a term: the CSR matrix scipy.sparse would build from these
+    # (term, document) pairs, which are distinct (a document counts each of its terms once), without importing it.
+    order = np.argsort(terms * n + doc_of)
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(frequency, out=indptr[1:])
+    return Postings(values[order], doc_of[order], indptr, (size, n)), term_constant
 
 
 class BM25Index(Index):
