@@ -72,6 +72,27 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
+#: Digests of the texts of the last builds in this process (a text is its own key: equal texts, equal digests).
+_DIGESTS: dict[str, bytes] = {}
+_DIGESTS_KEPT = 50_000
+
+
+def text_digests(texts: Sequence[str]) -> list[bytes]:
+    """:func:`text_digest` of each text, remembered for the texts the previous builds in this process held, so a
+    rebuild after one edit hashes the changed text only (the others are the same strings again)."""
+    memo = _DIGESTS
+    out = []
+    for text in texts:
+        digest = memo.get(text)
+        if digest is None:
+            digest = memo[text] = text_digest(text)
+        out.append(digest)
+    if len(memo) > _DIGESTS_KEPT:
+        memo.clear()
+        memo.update(zip(texts, out))
+    return out
+
+
 @dataclass(frozen=True)
 class TermCounts:
     """Each document's distinct terms with their counts, document by document, and a digest of its text.
@@ -277,7 +298,7 @@ class BM25Index(Index):
         """
         params = BM25Params(k1=k1, b=b, variant=variant, delta=delta, epsilon=epsilon)
         ids = check_ids(ids, len(texts))
-        digests = [text_digest(text) for text in texts]
+        digests = text_digests(texts)
         previous = reuse.counts if reuse is not None and reuse.tokenizer == tokenizer else None
         if reuse is not None and previous is not None and reuse.params == params and reuse.ids == ids \
                 and previous.digest_list() == digests:

@@ -170,3 +170,17 @@ def test_building_and_updating_bm25_imports_no_scipy(tmp_path: Path) -> None:
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     assert out[-1] == "False"
+
+
+def test_remembered_digests_are_the_digests_of_the_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from indexes import bm25
+
+    monkeypatch.setattr(bm25, "_DIGESTS_KEPT", 3)
+    monkeypatch.setattr(bm25, "_DIGESTS", {})
+    texts = ["rain in town", "broken dates", "", "rain in town", "snow"]
+    for batch in (texts, texts[:2], ["broken dates!", "snow"], texts):
+        assert bm25.text_digests(batch) == [bm25.text_digest(t) for t in batch]
+    import hashlib
+
+    assert bm25.text_digest("rain in town") == hashlib.blake2b(b"rain in town", digest_size=16).digest()
+    assert len(bm25._DIGESTS) <= 5
