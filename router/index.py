@@ -52,7 +52,7 @@ MANY_TEXTS = 32
 
 #: The signals' texts of the skills of the last build in this process, by signal name and the config's index
 #: part (:meth:`LibrarySource.build_texts`): a reload after one edit computes the texts of the changed skill only.
-_TEXTS: dict[tuple[tuple[str, ...], tuple[object, ...]], dict[Skill, tuple[str, ...]]] = {}
+_TEXTS: dict[tuple[tuple[str, ...], tuple[object, ...]], dict[str, tuple[Skill, tuple[str, ...]]]] = {}
 
 
 class Scorer(Protocol):
@@ -190,15 +190,18 @@ class LibrarySource:
         key = (tuple(signals), config.index_part())  # a signal's text depends on the skill and these fields only
         before = _TEXTS.get(key, {})
         rows: list[tuple[str, ...]] = []
-        now: dict[Skill, tuple[str, ...]] = {}
+        now: dict[str, tuple[Skill, tuple[str, ...]]] = {}
         for skill in self.skills:
-            row = before.get(skill)
-            if row is None:
+            # By id, then compared field by field: hashing a skill would hash its whole body
+            found = before.get(skill.id)
+            if found is not None and found[0] == skill:
+                row = found[1]
+            else:
                 row = tuple(signal.text(skill, config) for signal in signals.values())
                 if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
                     rows.append(row)
                     continue
-            now[skill] = row
+            now[skill.id] = (skill, row)
             rows.append(row)
         _TEXTS.pop(key, None)
         _TEXTS[key] = now
