@@ -18,6 +18,7 @@ from indexes.fake import FakeEncoder
 from router import index as library_index
 from router import passages
 from router.config import RouterConfig
+from router.profiles import base as profiles_base
 from router.routing import Router
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,6 +52,7 @@ def router(skills: Path, index: Path, encoder: FakeEncoder) -> Router:
 
 def forget() -> None:
     """Empty what this process remembers of earlier builds, as a new process starts."""
+    profiles_base._PARSED.clear()
     library_index._TEXTS.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
@@ -91,7 +93,10 @@ def remove(skills: Path) -> None:
 
 
 @pytest.mark.parametrize("change", [edit_body, edit_description, add, remove])
-def test_a_refresh_after_one_change_scores_exactly_as_a_build_from_scratch(tmp_path: Path, change) -> None:
+def test_a_refresh_after_one_change_scores_exactly_as_a_build_from_scratch(tmp_path: Path, change,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profiles_base, "RACY_S", -1.0)  # unchanged files are not read again, however new
+    forget()
     skills = write_library(tmp_path / "skills")
     encoder = FakeEncoder()
     first = router(skills, tmp_path / "idx", encoder)
@@ -184,3 +189,73 @@ def test_remembered_digests_are_the_digests_of_the_texts(monkeypatch: pytest.Mon
 
     assert bm25.text_digest("rain in town") == hashlib.blake2b(b"rain in town", digest_size=16).digest()
     assert len(bm25._DIGESTS) <= 5
+
+
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from router.profiles.genkit import GenkitProfile
+
+    parsed: list[str] = []
+    original = GenkitProfile._parse
+
+    def counting(self, path, raw, folder_name):  # type: ignore[no-untyped-def]
+        parsed.append(folder_name)
+        return original(self, path, raw, folder_name)
+
+    monkeypatch.setattr(GenkitProfile, "_parse", counting)
+    return parsed
+
+
+def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch) -> None:
+    from router.profiles import base
+    from router.profiles.genkit import PROFILE
+
+    monkeypatch.setattr(base, "RACY_S", -1.0)  # the files were written a moment ago: trust their stamps anyway
+    monkeypatch.setattr(base, "_PARSED", {})
+    skills = write_library(tmp_path / "skills")
+    parsed = _counting_parses(monkeypatch)
+    first = PROFILE.discover([str(skills)])
+    assert sorted(parsed) == sorted(SKILLS)
+    parsed.clear()
+    edit_description(skills)
+    add(skills)
+    remove(skills)
+    again = PROFILE.discover([str(skills)])
+    assert sorted(parsed) == ["pdf-forms", "sql-tuning"]
+    assert [s.name for s in again.skills] == sorted([*set(SKILLS) - {"weather-now"}, "pdf-forms"])
+    by_name = {s.name: s for s in again.skills}
+    assert by_name["sql-tuning"].description.startswith("Tune slow PostgreSQL queries")
+    assert by_name["poem-writer"] is {s.name: s for s in first.skills}["poem-writer"]  # the same value, not read
+    assert PROFILE.discover([str(skills)]).skills == again.skills
+
+
+def test_an_edit_that_keeps_the_size_and_modification_time_is_read_again(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from router.profiles import base
+    from router.profiles.genkit import PROFILE
+
+    monkeypatch.setattr(base, "RACY_S", -1.0)
+    monkeypatch.setattr(base, "_PARSED", {})
+    skills = write_library(tmp_path / "skills")
+    path = skills / "poem-writer" / "SKILL.md"
+    stat = path.stat()
+    PROFILE.discover([str(skills)])
+    parsed = _counting_parses(monkeypatch)
+    path.write_text(path.read_text().replace("rhyming", "limping"), encoding="utf-8")  # as many bytes
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    found = {s.name: s for s in PROFILE.discover([str(skills)]).skills}
+    assert parsed == ["poem-writer"] and "limping" in found["poem-writer"].description
+
+
+def test_files_written_a_moment_ago_are_read_every_time(tmp_path: Path, monkeypatch) -> None:
+    """A stamp younger than RACY_S may hide a second write in the same clock tick: such files are not trusted."""
+    from router.profiles import base
+    from router.profiles.genkit import PROFILE
+
+    monkeypatch.setattr(base, "_PARSED", {})
+    skills = write_library(tmp_path / "skills")
+    parsed = _counting_parses(monkeypatch)
+    PROFILE.discover([str(skills)])
+    PROFILE.discover([str(skills)])
+    assert sorted(parsed) == sorted([*SKILLS, *SKILLS])

@@ -38,7 +38,7 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from router.files import MAX_SKILL_FILE_BYTES, read_bytes
 from router.safetext import is_safe, safe_name
@@ -224,6 +224,49 @@ def read_skill_file(path: str) -> bytes:
     or a larger file raises an OSError (:mod:`router.files`), which every profile treats as an unreadable file.
     """
     return read_bytes(path, MAX_SKILL_FILE_BYTES)
+
+
+#: A SKILL.md whose stamp is younger than this when it is read is read again next time (coarse timestamps: a
+#: write in the same clock tick keeps the stamp), as :data:`router.fresh.RACY_S`.
+RACY_S = 2.0
+T = TypeVar("T")
+_PARSED: dict[str, dict[str, tuple[tuple[int, ...], Any]]] = {}
+
+
+class ParsedFiles:
+    """What one discovery parses, remembered for the next one in this process: a SKILL.md whose stamp (mode, size,
+    modification and change times in ns, inode, device; taken before it is read) is the same as when it was parsed
+    is not read or parsed again, so a reload after one edit reads that file only. ``kind`` names the parse (a
+    profile's rules); :meth:`close` keeps what this discovery saw, and only that, for the next one."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._before = _PARSED.get(kind, {})
+        self._now: dict[str, tuple[tuple[int, ...], Any]] = {}
+
+    def parse(self, path: str, parse: Callable[[str, bytes, str], T], folder_name: str) -> T:
+        """``parse(path, raw, folder_name)`` of the bytes at ``path`` (:func:`read_skill_file`, whose OSError
+        propagates), or the value it gave when the file last had this stamp under this folder name."""
+        import time
+
+        try:
+            st = os.stat(path)
+            stamp: tuple[int, ...] | None = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                             st.st_dev)
+        except OSError:
+            stamp = None
+        key = f"{folder_name}\0{path}"
+        found = self._before.get(key)
+        if stamp is not None and found is not None and found[0] == stamp:
+            self._now[key] = found
+            return found[1]
+        value = parse(path, read_skill_file(path), folder_name)
+        if stamp is not None and time.time_ns() - max(stamp[2], stamp[3]) > RACY_S * 1e9:
+            self._now[key] = (stamp, value)
+        return value
+
+    def close(self) -> None:
+        _PARSED[self.kind] = self._now
 
 
 def decode_lossy(raw: bytes) -> str:
