@@ -191,28 +191,31 @@ def test_remembered_digests_are_the_digests_of_the_texts(monkeypatch: pytest.Mon
     assert len(bm25._DIGESTS) <= 5
 
 
-def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def _counting_parses(monkeypatch: pytest.MonkeyPatch, profile: str = "genkit") -> list[str]:
+    from router.profiles.agentskills import AgentSkillsProfile
     from router.profiles.genkit import GenkitProfile
 
+    kind, method = (GenkitProfile, "_parse") if profile == "genkit" else (AgentSkillsProfile, "parse_with_notes")
     parsed: list[str] = []
-    original = GenkitProfile._parse
+    original = getattr(kind, method)
 
     def counting(self, path, raw, folder_name):  # type: ignore[no-untyped-def]
         parsed.append(folder_name)
         return original(self, path, raw, folder_name)
 
-    monkeypatch.setattr(GenkitProfile, "_parse", counting)
+    monkeypatch.setattr(kind, method, counting)
     return parsed
 
 
-def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch) -> None:
-    from router.profiles import base
-    from router.profiles.genkit import PROFILE
+@pytest.mark.parametrize("name", ["genkit", "agentskills"])
+def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch, name: str) -> None:
+    from router.profiles import base, get_profile
 
     monkeypatch.setattr(base, "RACY_S", -1.0)  # the files were written a moment ago: trust their stamps anyway
     monkeypatch.setattr(base, "_PARSED", {})
+    PROFILE = get_profile(name)
     skills = write_library(tmp_path / "skills")
-    parsed = _counting_parses(monkeypatch)
+    parsed = _counting_parses(monkeypatch, name)
     first = PROFILE.discover([str(skills)])
     assert sorted(parsed) == sorted(SKILLS)
     parsed.clear()
@@ -221,7 +224,7 @@ def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, mo
     remove(skills)
     again = PROFILE.discover([str(skills)])
     assert sorted(parsed) == ["pdf-forms", "sql-tuning"]
-    assert [s.name for s in again.skills] == sorted([*set(SKILLS) - {"weather-now"}, "pdf-forms"])
+    assert sorted(s.name for s in again.skills) == sorted([*set(SKILLS) - {"weather-now"}, "pdf-forms"])
     by_name = {s.name: s for s in again.skills}
     assert by_name["sql-tuning"].description.startswith("Tune slow PostgreSQL queries")
     assert by_name["poem-writer"] is {s.name: s for s in first.skills}["poem-writer"]  # the same value, not read

@@ -40,7 +40,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping, Protocol, Sequence, TypeVar
 
-from router.files import MAX_SKILL_FILE_BYTES, read_bytes
+from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_bytes_stat
 from router.safetext import is_safe, safe_name
 from router.skill import Skill
 
@@ -245,28 +245,32 @@ class ParsedFiles:
         self._now: dict[str, tuple[tuple[int, ...], Any]] = {}
 
     def parse(self, path: str, parse: Callable[[str, bytes, str], T], folder_name: str) -> T:
-        """``parse(path, raw, folder_name)`` of the bytes at ``path`` (:func:`read_skill_file`, whose OSError
-        propagates), or the value it gave when the file last had this stamp under this folder name."""
+        """``parse(path, raw, folder_name)`` of the bytes at ``path`` (read as :func:`read_skill_file` reads, its
+        OSError propagating), or the value it gave when the file last had this stamp under this folder name."""
         import time
 
-        try:
-            st = os.stat(path)
-            stamp: tuple[int, ...] | None = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                             st.st_dev)
-        except OSError:
-            stamp = None
         key = f"{folder_name}\0{path}"
         found = self._before.get(key)
-        if stamp is not None and found is not None and found[0] == stamp:
-            self._now[key] = found
-            return found[1]
-        value = parse(path, read_skill_file(path), folder_name)
-        if stamp is not None and time.time_ns() - max(stamp[2], stamp[3]) > RACY_S * 1e9:
+        if found is not None:  # a first discovery stats nothing more than it reads
+            try:
+                if _stamp(os.stat(path)) == found[0]:
+                    self._now[key] = found
+                    return found[1]
+            except OSError:
+                pass  # reading says why
+        raw, opened = read_bytes_stat(path, MAX_SKILL_FILE_BYTES)
+        value = parse(path, raw, folder_name)
+        stamp = _stamp(opened)
+        if time.time_ns() - max(stamp[2], stamp[3]) > RACY_S * 1e9:
             self._now[key] = (stamp, value)
         return value
 
     def close(self) -> None:
         _PARSED[self.kind] = self._now
+
+
+def _stamp(found: os.stat_result) -> tuple[int, ...]:
+    return (found.st_mode, found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
 def decode_lossy(raw: bytes) -> str:

@@ -122,7 +122,7 @@ class GenkitProfile(Profile):
         configured = roots is not None
         warnings: list[str] = []
         found: dict[str, Skill] = {}
-        parsed = ParsedFiles("genkit")  # a file unchanged since the last discovery in this process is not parsed again
+        parsed = ParsedFiles(type(self).__name__)  # a file unchanged since the last discovery is not parsed again
         for root in (roots if roots is not None else self.default_roots):
             root = os.path.abspath(os.fspath(root))
             try:
