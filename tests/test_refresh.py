@@ -262,3 +262,21 @@ def test_files_written_a_moment_ago_are_read_every_time(tmp_path: Path, monkeypa
     PROFILE.discover([str(skills)])
     PROFILE.discover([str(skills)])
     assert sorted(parsed) == sorted([*SKILLS, *SKILLS])
+
+
+def test_a_router_over_the_same_ids_and_names_shares_their_places_and_a_new_skill_gets_its_own(
+        tmp_path: Path) -> None:
+    skills = write_library(tmp_path / "skills")
+    encoder = FakeEncoder()
+    first = router(skills, tmp_path / "idx", encoder)
+    edit_body(skills)
+    second = router(skills, tmp_path / "idx", encoder)
+    assert second._names is first._names and second.order is first.order
+    assert not second.order.flags.writeable
+    add(skills)
+    third = router(skills, tmp_path / "idx", encoder)
+    assert third._names is not first._names
+    assert [m.id for m in third.rank("use pdf-forms on this file", 1)] == ["pdf-forms"]
+    assert third.rank("use pdf-forms on this file", 1)[0].reason == "named"
+    ids = [s.id for s in third.skills]
+    assert third.order.tolist() == [sorted(ids).index(i) for i in ids]
