@@ -236,7 +236,9 @@ def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Param
         term_constant = np.zeros(size)
     # Term-major order, documents ascending within a term: the CSR matrix scipy.sparse would build from these
     # (term, document) pairs, which are distinct (a document counts each of its terms once), without importing it.
-    order = np.argsort(terms * n + doc_of)
+    # (Entries are document by document, so a stable sort by term keeps documents ascending: a radix sort when the
+    # rows fit 16 bits, else a sort of the distinct term * n + document keys.)
+    order = np.argsort(terms.astype(np.uint16), kind="stable") if size <= 1 << 16 else np.argsort(terms * n + doc_of)
     indptr = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(frequency, out=indptr[1:])
     return Postings(values[order], doc_of[order], indptr, (size, n)), term_constant

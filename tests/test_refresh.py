@@ -280,3 +280,22 @@ def test_a_router_over_the_same_ids_and_names_shares_their_places_and_a_new_skil
     assert third.rank("use pdf-forms on this file", 1)[0].reason == "named"
     ids = [s.id for s in third.skills]
     assert third.order.tolist() == [sorted(ids).index(i) for i in ids]
+
+
+def test_bm25_weights_of_a_vocabulary_past_16_bits_are_term_major_too() -> None:
+    import itertools
+    import string
+
+    from indexes.tokenize import tokenize
+
+    words = ["".join(w) for w in itertools.islice(itertools.product(string.ascii_lowercase, repeat=4), 66_000)]
+    texts = [" ".join(words[i::3] + words[:50]) for i in range(3)]  # the first 50 words in every document
+    index = BM25Index.from_texts(["a", "b", "c"], texts)
+    assert len(index.vocabulary) > 1 << 16
+    weights = index._weights
+    holding = {term: [d for d, text in enumerate(texts) if term in set(tokenize(text))] for term in
+               (*index.vocabulary[:60], *index.vocabulary[-60:])}
+    for row, term in enumerate(index.vocabulary):
+        if term in holding:
+            assert weights.indices[weights.indptr[row]:weights.indptr[row + 1]].tolist() == holding[term], term
+    assert np.all(np.diff(weights.indptr) >= 1) and weights.indptr[-1] == sum(len(set(tokenize(t))) for t in texts)
