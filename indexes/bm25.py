@@ -72,6 +72,27 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
+#: Digests of the texts of the last builds in this process (a text is its own key: equal texts, equal digests).
+_DIGESTS: dict[str, bytes] = {}
+_DIGESTS_KEPT = 50_000
+
+
+def text_digests(texts: Sequence[str]) -> list[bytes]:
+    """:func:`text_digest` of each text, remembered for the texts the previous builds in this process held, so a
+    rebuild after one edit hashes the changed text only (the others are the same strings again)."""
+    memo = _DIGESTS
+    out = []
+    for text in texts:
+        digest = memo.get(text)
+        if digest is None:
+            digest = memo[text] = text_digest(text)
+        out.append(digest)
+    if len(memo) > _DIGESTS_KEPT:
+        memo.clear()
+        memo.update(zip(texts, out))
+    return out
+
+
 @dataclass(frozen=True)
 class TermCounts:
     """Each document's distinct terms with their counts, document by document, and a digest of its text.
@@ -213,11 +234,14 @@ def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Param
             q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / avgdl))
         )
         term_constant = np.zeros(size)
-    from scipy import sparse
-
-    matrix = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
-    matrix.sort_indices()
-    return Postings(matrix.data, matrix.indices, matrix.indptr, (size, n)), term_constant
+    # Term-major order, documents ascending within a term: the CSR matrix scipy.sparse would build from these
+    # (term, document) pairs, which are distinct (a document counts each of its terms once), without importing it.
+    # (Entries are document by document, so a stable sort by term keeps documents ascending: a radix sort when the
+    # rows fit 16 bits, else a sort of the distinct term * n + document keys.)
+    order = np.argsort(terms.astype(np.uint16), kind="stable") if size <= 1 << 16 else np.argsort(terms * n + doc_of)
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(frequency, out=indptr[1:])
+    return Postings(values[order], doc_of[order], indptr, (size, n)), term_constant
 
 
 class BM25Index(Index):
@@ -276,7 +300,7 @@ class BM25Index(Index):
         """
         params = BM25Params(k1=k1, b=b, variant=variant, delta=delta, epsilon=epsilon)
         ids = check_ids(ids, len(texts))
-        digests = [text_digest(text) for text in texts]
+        digests = text_digests(texts)
         previous = reuse.counts if reuse is not None and reuse.tokenizer == tokenizer else None
         if reuse is not None and previous is not None and reuse.params == params and reuse.ids == ids \
                 and previous.digest_list() == digests:

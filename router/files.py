@@ -37,9 +37,15 @@ class FileTooLargeError(OSError):
 def _open_regular(path: str) -> int:
     """A read-only descriptor of the regular file at ``path``: opened non-blocking (a FIFO cannot hold the open),
     then checked with ``fstat`` on that descriptor."""
+    return _open_checked(path)[0]
+
+
+def _open_checked(path: str) -> tuple[int, os.stat_result]:
+    """:func:`_open_regular`, and the ``fstat`` it checked."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
+        found = os.fstat(fd)
+        mode = found.st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if not stat.S_ISREG(mode):
@@ -47,7 +53,7 @@ def _open_regular(path: str) -> int:
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, found
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
@@ -69,8 +75,15 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, 
     folder, :class:`FileTooLargeError` above ``limit`` (with ``truncate``: the first ``limit`` bytes are returned
     instead), and the OS's own ``OSError`` otherwise.
     """
+    return read_bytes_stat(path, limit, truncate=truncate)[0]
+
+
+def read_bytes_stat(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, *, truncate: bool = False
+                    ) -> tuple[bytes, os.stat_result]:
+    """:func:`read_bytes`, and the file's ``fstat`` taken when it was opened, before a byte was read (a write
+    after it changes the file's stamp)."""
     path = os.fspath(path)
-    fd = _open_regular(path)
+    fd, found = _open_checked(path)
     try:
         chunks = []
         size = 0
@@ -81,11 +94,11 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_INPUT_FILE_BYTES, 
             chunks.append(chunk)
             size += len(chunk)
         if size > limit and truncate:
-            return b"".join(chunks)[:limit]
+            return b"".join(chunks)[:limit], found
         if size > limit:
             # Lower case and in bytes: the Go harnesses' messages lower-case the OS's reason.
             raise FileTooLargeError(errno.EFBIG, f"file is larger than the limit of {limit} bytes", path)
-        return b"".join(chunks)
+        return b"".join(chunks), found
     finally:
         os.close(fd)
 

@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 #: Fewer texts than this are embedded without a progress row (a request or two takes milliseconds).
 MANY_TEXTS = 32
 
+#: The signals' texts of the skills of the last build in this process, by signal name and the config's index
+#: part (:meth:`LibrarySource.build_texts`): a reload after one edit computes the texts of the changed skill only.
+_TEXTS: dict[tuple[tuple[str, ...], tuple[object, ...]], dict[str, tuple[Skill, tuple[str, ...]]]] = {}
+
 
 #: The k of the requests being scored, for a store whose retrieval depth follows it (:class:`router.pgstore.PgSignals`:
 #: its top lists and ``hnsw.ef_search``); None outside :func:`requested_k`.
@@ -190,6 +194,39 @@ class LibrarySource:
 
         return {name: [signal.text(s, self.config) for s in self.skills] for name, signal in registry().items()}
 
+    def build_texts(self) -> dict[str, list[str]]:
+        """:meth:`signal_texts` of the signals an index under this config is built or checked from: those it
+        wants and the persisted ones (whose texts a saved index is checked against), so a refresh computes no
+        text of a signal the config does not build (``body_dense`` unless bodies are embedded). A skill equal to
+        one of the previous build in this process has the texts it had then (:data:`_TEXTS`)."""
+        from router.signals import registry
+        from router.texts import reads_file
+
+        config = self.config
+        signals = {name: s for name, s in registry().items() if s.persisted or s.wanted(config)}
+        key = (tuple(signals), config.index_part())  # a signal's text depends on the skill and these fields only
+        before = _TEXTS.get(key, {})
+        rows: list[tuple[str, ...]] = []
+        now: dict[str, tuple[Skill, tuple[str, ...]]] = {}
+        for skill in self.skills:
+            # By id, then compared field by field: hashing a skill would hash its whole body
+            found = before.get(skill.id)
+            if found is not None and found[0] == skill:
+                row = found[1]
+            else:
+                row = tuple(signal.text(skill, config) for signal in signals.values())
+                if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
+                    rows.append(row)
+                    continue
+            now[skill.id] = (skill, row)
+            rows.append(row)
+        _TEXTS.pop(key, None)
+        _TEXTS[key] = now
+        while len(_TEXTS) > 4:
+            _TEXTS.pop(next(iter(_TEXTS)))
+        columns = list(zip(*rows)) if rows else [()] * len(signals)
+        return {name: list(column) for name, column in zip(signals, columns)}
+
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
         from router.texts import index_text
@@ -252,7 +289,7 @@ class FileStore:
                        "model exported to ONNX, once per machine); later runs reuse it")
         parameters = {"profile": source.profile.name, **config.index_parameters()}
         with steps.step(f"building the index of {len(skills):,} skills"):
-            return build_signals(skills, source.signal_texts(), config=config, model_id=encoder.model_id,
+            return build_signals(skills, source.build_texts(), config=config, model_id=encoder.model_id,
                                  dim=encoder.dim, encode=lambda texts: source.encode(texts, progress=progress),
                                  folder=folder, parameters=parameters, persist=persist)
 

@@ -70,6 +70,10 @@ __all__ = ["Match", "Query", "Router", "Routing", "Scored"]
 
 Query = str | Sequence[Mapping[str, Any]]
 
+#: The name table, tie order and positions of the last library's ids and names in this process (each a pure
+#: function of them, never changed once made), shared by the next router over the same ids and names.
+_PLACES: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[NameTable, np.ndarray, dict[str, int]]] = {}
+
 
 @dataclass(frozen=True)
 class Scored:
@@ -117,11 +121,19 @@ class Router:
             self.order: np.ndarray = same_places.order
             self._positions: dict[str, int] = same_places._positions
             return
-        self._names = NameTable.build(skills)
+        key = (tuple(s.id for s in skills), tuple(s.name for s in skills))
+        known = _PLACES.get(key)
+        if known is None:  # a reload after an edit keeps its ids and names in their places: derived once
+            order = tie_order(key[0])
+            order.setflags(write=False)
+            known = (NameTable.build(skills), order, {ident: i for i, ident in enumerate(key[0])})
+            _PLACES.clear()
+            _PLACES[key] = known
+        self._names = known[0]
         #: Each skill's position in id order: the one tie-break (:func:`indexes.fusion.tie_order`).
-        self.order = tie_order([s.id for s in skills])
+        self.order = known[1]
         #: Each skill's position by id (what a routing shows is found without walking the library).
-        self._positions = {s.id: i for i, s in enumerate(skills)}
+        self._positions = known[2]
 
     # -- construction -------------------------------------------------------------------------------------------
     @classmethod

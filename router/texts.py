@@ -72,12 +72,18 @@ def _kept_quotes(description: str) -> bool:
     return len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'"
 
 
+def reads_file(skill: Skill) -> bool:
+    """Whether the skill's texts are read from its file as well (:func:`lenient_description`), not only from its
+    fields: the profile's parse is degenerate (:func:`is_degenerate`) or kept the YAML quotes."""
+    return bool(skill.path) and (is_degenerate(skill.description) or _kept_quotes(skill.description))
+
+
 def lenient_description(skill: Skill) -> str:
     """A lenient YAML parse of the skill's frontmatter description ('' when there is nothing better).
 
-    Read only where the profile's parse is degenerate (:func:`is_degenerate`) or kept the YAML quotes.
+    Read only where :func:`reads_file` says so.
     """
-    if not skill.path or not (is_degenerate(skill.description) or _kept_quotes(skill.description)):
+    if not reads_file(skill):
         return ""
     from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
 

@@ -26,7 +26,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from router.errors import SkillToolError
 from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
+from router.profiles.base import (SKILL_FILE, Discovery, ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
@@ -59,6 +59,7 @@ class AgentSkillsProfile(Profile):
         skills: list[Skill] = []
         warnings: list[str] = []
         seen: dict[str, str] = {}
+        parsed = ParsedFiles(type(self).__name__)  # a file unchanged since the last discovery is not parsed again
         for root in (roots if roots is not None else self.default_roots):
             root = os.path.abspath(os.path.expanduser(os.fspath(root)))
             if not os.path.isdir(root):
@@ -66,7 +67,7 @@ class AgentSkillsProfile(Profile):
                 continue
             for path in self._walk(root, warnings):
                 try:
-                    skill, notes = self._load(path)
+                    skill, notes = parsed.parse(path, self.parse_with_notes, os.path.basename(os.path.dirname(path)))
                 except OSError as exc:
                     warnings.append(f"skipping {path}: {exc.strerror or exc}")
                     continue
@@ -79,6 +80,7 @@ class AgentSkillsProfile(Profile):
                     continue
                 seen[skill.name] = path
                 skills.append(skill)
+        parsed.close()
         return Discovery(skills=tuple(skills), warnings=tuple(warnings))
 
     def _walk(self, root: str, warnings: list[str]) -> list[str]:

@@ -38,9 +38,9 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Protocol, Sequence, TypeVar
 
-from router.files import MAX_SKILL_FILE_BYTES, read_bytes
+from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_bytes_stat
 from router.safetext import is_safe, safe_name
 from router.skill import Skill
 
@@ -224,6 +224,53 @@ def read_skill_file(path: str) -> bytes:
     or a larger file raises an OSError (:mod:`router.files`), which every profile treats as an unreadable file.
     """
     return read_bytes(path, MAX_SKILL_FILE_BYTES)
+
+
+#: A SKILL.md whose stamp is younger than this when it is read is read again next time (coarse timestamps: a
+#: write in the same clock tick keeps the stamp), as :data:`router.fresh.RACY_S`.
+RACY_S = 2.0
+T = TypeVar("T")
+_PARSED: dict[str, dict[str, tuple[tuple[int, ...], Any]]] = {}
+
+
+class ParsedFiles:
+    """What one discovery parses, remembered for the next one in this process: a SKILL.md whose stamp (mode, size,
+    modification and change times in ns, inode, device; taken before it is read) is the same as when it was parsed
+    is not read or parsed again, so a reload after one edit reads that file only. ``kind`` names the parse (a
+    profile's rules); :meth:`close` keeps what this discovery saw, and only that, for the next one."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._before = _PARSED.get(kind, {})
+        self._now: dict[str, tuple[tuple[int, ...], Any]] = {}
+
+    def parse(self, path: str, parse: Callable[[str, bytes, str], T], folder_name: str) -> T:
+        """``parse(path, raw, folder_name)`` of the bytes at ``path`` (read as :func:`read_skill_file` reads, its
+        OSError propagating), or the value it gave when the file last had this stamp under this folder name."""
+        import time
+
+        key = f"{folder_name}\0{path}"
+        found = self._before.get(key)
+        if found is not None:  # a first discovery stats nothing more than it reads
+            try:
+                if _stamp(os.stat(path)) == found[0]:
+                    self._now[key] = found
+                    return found[1]
+            except OSError:
+                pass  # reading says why
+        raw, opened = read_bytes_stat(path, MAX_SKILL_FILE_BYTES)
+        value = parse(path, raw, folder_name)
+        stamp = _stamp(opened)
+        if time.time_ns() - max(stamp[2], stamp[3]) > RACY_S * 1e9:
+            self._now[key] = (stamp, value)
+        return value
+
+    def close(self) -> None:
+        _PARSED[self.kind] = self._now
+
+
+def _stamp(found: os.stat_result) -> tuple[int, ...]:
+    return (found.st_mode, found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
 def decode_lossy(raw: bytes) -> str:

@@ -30,7 +30,7 @@ from router.errors import SkillToolError
 from router.files import FileTooLargeError, NotRegularFileError
 from router.frontmatter import compose, yaml_error_text
 from router.gotext import go_os_error, go_quote, go_trim_space
-from router.profiles.base import (SKILL_FILE, Discovery, Profile, SkillLookup, ToolSpec, decode_lossy,
+from router.profiles.base import (SKILL_FILE, Discovery, ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy,
                                   read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
@@ -122,6 +122,7 @@ class GenkitProfile(Profile):
         configured = roots is not None
         warnings: list[str] = []
         found: dict[str, Skill] = {}
+        parsed = ParsedFiles(type(self).__name__)  # a file unchanged since the last discovery is not parsed again
         for root in (roots if roots is not None else self.default_roots):
             root = os.path.abspath(os.fspath(root))
             try:
@@ -146,20 +147,20 @@ class GenkitProfile(Profile):
                     continue  # files, and symlinks (to folders or not): lstat never calls them directories
                 path = os.path.join(folder, SKILL_FILE)
                 try:
-                    raw = read_skill_file(path)
+                    skill, reason = parsed.parse(path, self._parse, entry)
                 except (NotRegularFileError, FileTooLargeError) as exc:
                     # The middleware skips the folder like any unreadable one; say why, since nothing else will.
                     warnings.append(f"skipping {path}: {exc.strerror}")
                     continue
                 except OSError:
                     continue
-                skill, reason = self._parse(path, raw, entry)
                 if reason:
                     # The middleware decodes to zero values without a word; a user should hear why the skill
                     # shows the placeholder.
                     warnings.append(f"{path}: {reason}; genkit reads no name or description from it")
                 found[skill.name] = skill  # the safe name: a folder `a\xff` and the folder named a<0xff> are one
         skills = tuple(found[name] for name in sorted(found, key=os.fsencode))
+        parsed.close()
         return Discovery(skills=skills, warnings=tuple(warnings))
 
     def parse(self, path: str, raw: bytes, folder_name: str) -> Skill:
