@@ -20,8 +20,8 @@ The decision is a logistic model over three numbers of the request (:func:`featu
 the library: a library of 700 skills is closer to any request than one of 50 is, and its BM25 scores are larger,
 so the raw numbers mean different things in different libraries; measured against the library's own chance level
 they do not. A request fits no skill when ``COEFFICIENTS . (1, features) >= CUT``. Comparing with the library
-keeps a request a skill serves: "72°F in celsius?" is dropped over the corpora (no skill converts units) and kept
-over the bundled library, whose ``unit-conversion`` is closer to it than chance. A request that names a skill is
+keeps a request a skill serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts
+units) and kept over the bundled library, whose ``unit-conversion`` is closer to it than chance. A request that names a skill is
 never dropped. The coefficients and the cut were fitted on the dev requests of ``benchmarks/data``
 (``python benchmarks/abstain_fit.py``: the fit, its cross-validation and the cut), with the bundled
 all-MiniLM-L6-v2; another model may need others.
