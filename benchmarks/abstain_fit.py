@@ -10,8 +10,10 @@ that name a skill are left out (routing never drops them).
 - The model: logistic regression on the three numbers, standardised, L2 penalty 1 on the weights, each class of
   each library weighing the same in total (so the 700-skill library does not outvote the 50-skill one, nor the
   many single-skill requests the few no-skill ones); fitted by Newton's method.
-- The cut: the lowest logit at which no library's single-skill requests are dropped more than ``--target`` (2%),
-  so that held-out requests have room below the 3% goal.
+- The cut: the lowest logit at which no library's single-skill requests are dropped more than ``--target``
+  (1.5%, so that held-out requests have room below the 3% goal; in the cross-validation it gives the no-skill
+  requests the same share given nothing as 2% does, with fewer single-skill requests dropped), halfway to the
+  next lower request.
 - Cross-validation: 10 folds x 5 repeats, model and cut fitted on nine folds and applied to the tenth; and the
   transfer test, fitted on one library and applied to the other.
 - The comparison: per library and set, the share of no-skill requests given nothing and of single-skill requests
@@ -135,8 +137,8 @@ def share(values: np.ndarray) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--target", type=float, default=0.02,
-                        help="largest share of a library's single-skill requests the cut may drop (default 0.02)")
+    parser.add_argument("--target", type=float, default=0.015,
+                        help="largest share of a library's single-skill requests the cut may drop (default 0.015)")
     args = parser.parse_args()
     measured = {lib: measure(lib) for lib in LIBRARIES}
     keep = {lib: ~m["named"] for lib, m in measured.items()}

@@ -16,8 +16,8 @@ The decision is a logistic model over three numbers of the request (:func:`featu
   words a skill's body uses ("differentiate ... solve for x" and the sympy body) is not everyday even when no
   description is close to it.
 
-``chance`` (:class:`Chance`) is the mean of the same two numbers over the :data:`EVERYDAY` requests scored against
-the library: a library of 700 skills is closer to any request than one of 50 is, and its BM25 scores are larger,
+``chance`` (:class:`Chance`) is the mean of the same two numbers over the first :data:`CHANCE_SAMPLE` of the
+:data:`EVERYDAY` requests scored against the library: a library of 700 skills is closer to any request than one of 50 is, and its BM25 scores are larger,
 so the raw numbers mean different things in different libraries; measured against the library's own chance level
 they do not. A request fits no skill when ``COEFFICIENTS . (1, features) >= CUT``. Comparing with the library
 keeps a request a skill serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts
@@ -29,7 +29,7 @@ all-MiniLM-L6-v2; another model may need others.
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
 written is only a slower first route. A library's chance level is computed once per process and index (scoring
-the everyday requests: about 9 ms for 700 skills) and then read from memory.
+54 everyday requests: about 9 ms for 700 skills on an idle machine) and then read from memory.
 """
 
 from __future__ import annotations
@@ -46,12 +46,15 @@ import numpy as np
 
 #: Intercept, then the weights of ``best - chance.best``, ``everyday`` and ``log(1 + lexical) - chance.lexical``
 #: (benchmarks/abstain_fit.py).
-COEFFICIENTS: tuple[float, float, float, float] = (-0.6126, -19.6454, 11.6712, -3.4629)
+COEFFICIENTS: tuple[float, float, float, float] = (-0.5548, -19.6767, 11.7890, -3.4236)
 #: A request fits no skill when its score (:func:`score`) is at least this.
-CUT = 1.0630
+CUT = 1.2081
 #: The lexical evidence, the first of these signals the library has: the body's best passage, else the body's
 #: first words, else the name and description.
 LEXICAL = ("passages", "body_bm25", "bm25")
+#: The everyday requests a library's chance level is measured on (the first ones): a mean needs fewer than the
+#: nearest-neighbour cosine does, and each costs a BM25 query over every passage.
+CHANCE_SAMPLE = 54
 
 #: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
 #: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
@@ -145,16 +148,17 @@ def lexical_signal(signals: Mapping[str, np.ndarray]) -> str | None:
 
 def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
                  vectors: np.ndarray, model_id: str) -> Chance:
-    """The library's :class:`Chance`: :data:`EVERYDAY` (unit ``vectors``) scored by ``score_texts``, then the mean
+    """The library's :class:`Chance`: the first :data:`CHANCE_SAMPLE` of :data:`EVERYDAY` (unit ``vectors``, one
+    row per everyday request) scored by ``score_texts``, then the mean
     of ``confidences`` (each request's best cosine) and of the log lexical score. Kept in memory for as long as
     ``scorer`` (the library's built signals) lives."""
     key = (id(scorer), model_id)
     held = _CHANCE.get(key)
     if held is not None and held[0]() is scorer:
         return held[1]
-    signals = score_texts(list(EVERYDAY), vectors)
+    signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
     name = lexical_signal(signals)
-    lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(len(EVERYDAY))
+    lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
     chance = Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)))
     try:
         ref = weakref.ref(scorer, lambda _: _CHANCE.pop(key, None))

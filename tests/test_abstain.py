@@ -59,6 +59,11 @@ def test_the_chance_level_is_the_everyday_means_computed_once_per_library() -> N
 
     first, second = Scorer(), Scorer()
     vectors = np.zeros((len(abstain.EVERYDAY), 4), dtype=np.float32)
+    seen = []
+    chance = abstain.chance_level(object.__new__(Scorer), lambda texts, v: seen.append((len(texts), len(v))) or
+                                  Scorer().score(texts, v), lambda s: s["dense"].max(axis=1), vectors, "m")
+    assert seen == [(abstain.CHANCE_SAMPLE, abstain.CHANCE_SAMPLE)]  # the first everyday requests only
+    Scorer.calls = 0
     chance = abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m")
     assert chance == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and Scorer.calls == 1
     assert abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m") is chance
@@ -147,7 +152,8 @@ def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -
     assert "passages" in scored.signals and "examples" not in scored.signals
     model_id, dim = bundled.encoder.model_id, scored.vectors.shape[1]
     everyday = abstain.everyday_vectors(model_id, bundled.encode, dim)
-    baseline = bundled.signals.score(list(abstain.EVERYDAY), everyday)
+    assert abstain.CHANCE_SAMPLE == 54 and len(abstain.EVERYDAY) == 146
+    baseline = bundled.signals.score(list(abstain.EVERYDAY[:54]), everyday[:54])  # chance: the first 54
     chance = abstain.Chance(best=float(baseline["dense"].max(axis=1).mean()),
                             lexical=float(np.log1p(baseline["passages"].max(axis=1)).mean()))
     rows = np.column_stack([scored.signals["dense"].max(axis=1) - chance.best,
