@@ -16,15 +16,16 @@ The decision is a logistic model over three numbers of the request (:func:`featu
   words a skill's body uses ("differentiate ... solve for x" and the sympy body) is not everyday even when no
   description is close to it.
 
-``chance`` (:class:`Chance`) is the mean of the same two numbers over the first :data:`CHANCE_SAMPLE` of the
-:data:`EVERYDAY` requests scored against the library: a library of 700 skills is closer to any request than one of 50 is, and its BM25 scores are larger,
-so the raw numbers mean different things in different libraries; measured against the library's own chance level
-they do not. A request fits no skill when ``COEFFICIENTS . (1, features) >= CUT``. Comparing with the library
-keeps a request a skill serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts
-units) and kept over the bundled library, whose ``unit-conversion`` is closer to it than chance. A request that names a skill is
-never dropped. The coefficients and the cut were fitted on the dev requests of ``benchmarks/data``
-(``python benchmarks/abstain_fit.py``: the fit, its cross-validation and the cut), with the bundled
-all-MiniLM-L6-v2; another model may need others.
+``chance`` (:class:`Chance`) is the mean of the first two and the last raw number over the first
+:data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is closer to any
+request than one of 50 is, and its BM25 scores are larger, so the raw numbers mean different things in different
+libraries; against the library's own chance level they do not. A request fits no skill when its :func:`score`,
+``COEFFICIENTS . (1, features)``, is at least ``CUT``. Measuring against the library keeps a request a skill
+serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts units) and kept over the
+bundled library, whose ``unit-conversion`` is much closer to it than chance. A request that names a skill is never
+dropped. The coefficients and the cut were fitted on the dev requests of ``benchmarks/data`` with the bundled
+all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit, its cross-validation and the cut); another model
+may need others.
 
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
