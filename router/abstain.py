@@ -16,7 +16,7 @@ The decision is a logistic model over three numbers of the request (:func:`featu
   words a skill's body uses ("differentiate ... solve for x" and the sympy body) is not everyday even when no
   description is close to it.
 
-``chance`` (:class:`Chance`) is the mean of the first two and the last raw number over the first
+``chance`` (:class:`Chance`) holds the means of the confidence and of ``log(1 + lexical)`` over the first
 :data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is closer to any
 request than one of 50 is, and its BM25 scores are larger, so the raw numbers mean different things in different
 libraries; against the library's own chance level they do not. A request fits no skill when its :func:`score`,
