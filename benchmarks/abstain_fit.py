@@ -21,6 +21,11 @@ that name a skill are left out (routing never drops them).
   and by the fitted model, with the paired bootstrap of the correct decisions
   (``router.evaluation.stats.paired_comparison``).
 
+``--older``: also the same two shares, before and fitted, on the first sets of the project (``bundled-*.jsonl``,
+``corpora-*.jsonl``, dev and test: written by someone who had read the skills; their no-skill rows over the corpora
+are plausible tasks no skill serves, which this decision is not meant to catch); the test halves are never fitted
+on, the held-out check. ``--first-dev`` fits on those dev halves too (not the default: see benchmarks/README.md).
+
 Writes benchmarks/results/abstain_fit.json (the constants, the CV numbers, each request's numbers).
 """
 
@@ -43,17 +48,23 @@ SETS = {"first": "", "added": "-abstain"}
 OLD_FLOOR, OLD_MARGIN, OLD_EVERYDAY = 0.15, 0.05, 54  # the rule before: its floor, margin and everyday list
 
 
-def requests(library: str) -> list[dict[str, Any]]:
+def requests(library: str, first_dev: bool = False) -> list[dict[str, Any]]:
     rows = []
     for name, suffix in SETS.items():
         rows.extend({**row, "set": name} for row in read_jsonl(DATA / f"users-{library}-dev{suffix}.jsonl"))
-    return rows
+    return rows + (older(library, "dev") if first_dev else [])
 
 
-def measure(library: str) -> dict[str, Any]:
+def older(library: str, split: str) -> list[dict[str, Any]]:
+    rows = read_jsonl(DATA / f"{library}-{split}.jsonl")
+    kinds = {0: "none", 1: "single"}
+    return [{**row, "set": f"{library}-{split}", "kind": row.get("kind") or kinds.get(len(row["gold"]), "multi")}
+            for row in rows]
+
+
+def measure(library: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Each request's features, kind and set, and the old rule's decision, over one library."""
     router, _ = load(library, RouterConfig())
-    rows = requests(library)
     queries = [query_of(r) for r in rows]
     scored = router.score_many(queries)
     features = router.no_skill_features(scored)
@@ -139,8 +150,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", type=float, default=0.015,
                         help="largest share of a library's single-skill requests the cut may drop (default 0.015)")
+    parser.add_argument("--older", action="store_true",
+                        help="also report the project's first dev and test sets (their test halves never fitted on)")
+    parser.add_argument("--first-dev", action="store_true",
+                        help="fit on the project's first dev sets too (bundled-dev, corpora-dev), not only the users'")
     args = parser.parse_args()
-    measured = {lib: measure(lib) for lib in LIBRARIES}
+    measured = {lib: measure(lib, requests(lib, args.first_dev)) for lib in LIBRARIES}
+    names = (*SETS, *((f"{lib}-dev" for lib in LIBRARIES) if args.first_dev else ()), "both")
     keep = {lib: ~m["named"] for lib, m in measured.items()}
     x = np.vstack([m["features"][keep[lib]] for lib, m in measured.items()])
     rows = [r for lib, m in measured.items() for r, k in zip(m["rows"], keep[lib], strict=True) if k]
@@ -168,18 +184,20 @@ def main() -> None:
     for lib, m in measured.items():
         print(f"chance {lib}: best {m['chance'].best:.4f}, lexical {m['chance'].lexical:.4f}")
     table: dict[str, Any] = {}
-    print(f"\n{'library':8} {'set':6} {'none n':>6} {'single n':>8}   none given nothing: before / fitted / CV / "
+    print(f"\n{'library':8} {'set':11} {'none n':>6} {'single n':>8}   none given nothing: before / fitted / CV / "
           "other library   single wrongly dropped: before / fitted / CV / other library")
     for lib in LIBRARIES:
-        for name in (*SETS, "both"):
+        for name in names:
             mask = (library == lib) & ((sets == name) if name != "both" else True)
             nones, singles = mask & y, mask & (kinds == "single")
+            if not mask.any():
+                continue
             entry = {"none_n": int(nones.sum()), "single_n": int(singles.sum())}
             for label, decided in (("before", old), ("fitted", new), ("cv", cv), ("other_library", transfer)):
                 entry[label] = {"none_given_nothing": share(decided[nones]),
                                 "single_wrongly_dropped": share(decided[singles])}
             table[f"{lib}/{name}"] = entry
-            print(f"{lib:8} {name:6} {entry['none_n']:6} {entry['single_n']:8}   "
+            print(f"{lib:8} {name:11} {entry['none_n']:6} {entry['single_n']:8}   "
                   + " / ".join(f"{entry[k]['none_given_nothing']:5.1f}" for k in ("before", "fitted", "cv",
                                                                                   "other_library"))
                   + "          " + " / ".join(f"{entry[k]['single_wrongly_dropped']:4.1f}"
@@ -188,7 +206,7 @@ def main() -> None:
           "requests won/lost):")
     tests = {}
     for lib in LIBRARIES:
-        for name in (*SETS, "both"):
+        for name in names:
             mask = (library == lib) & ((sets == name) if name != "both" else True)
             for what, sel, correct in (("none", mask & y, lambda d: d), ("single", mask & (kinds == "single"),
                                                                             lambda d: ~d)):
@@ -206,7 +224,27 @@ def main() -> None:
             continue
         print(f"  {rows[i]['id']:7} {kinds[i]:6} {'dropped' if new[i] else 'kept':7} logit {score[i] - cut:+.2f} "
               f"{rows[i]['query'][:70]}")
-    save("abstain_fit", {"coefficients": [round(float(c), 4) for c in model], "cut": round(cut, 4),
+    checks = {}
+    if args.older:
+        print("\nthe project's first sets (not fitted on): none given nothing / single wrongly dropped, before -> "
+              "fitted (paired bootstrap p)")
+        for lib in LIBRARIES:
+            for split in ("dev", "test"):
+                m = measure(lib, older(lib, split))
+                kind = np.array([r["kind"] for r in m["rows"]])
+                fitted = (logits(m["features"], model) >= cut) & ~m["named"]
+                entry = {}
+                for what, sel, correct in (("none", kind == "none", lambda d: d),
+                                           ("single", kind == "single", lambda d: ~d)):
+                    test = paired_comparison(correct(m["old"][sel]).astype(float), correct(fitted[sel]).astype(float))
+                    entry[what] = {"n": int(sel.sum()), "before": share(m["old"][sel]), "fitted": share(fitted[sel]),
+                                   "p": test.p_value}
+                checks[f"{lib}-{split}"] = entry
+                none, single = entry["none"], entry["single"]
+                print(f"  {lib}-{split:5} none {none['before']:5.1f} -> {none['fitted']:5.1f} of {none['n']} "
+                      f"(p = {none['p']:.2g}); single {single['before']:4.1f} -> {single['fitted']:4.1f} of "
+                      f"{single['n']} (p = {single['p']:.2g})")
+    save("abstain_fit", {"older": checks, "coefficients": [round(float(c), 4) for c in model], "cut": round(cut, 4),
                          "target": args.target, "table": table, "paired": tests,
                          "chance": {lib: vars(m["chance"]) for lib, m in measured.items()},
                          "requests": [{"id": r["id"], "kind": r["kind"], "set": r["set"], "library": lib,
