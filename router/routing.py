@@ -54,6 +54,7 @@ from router import passages as passage_index
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, SkillNotFoundError
+from router.files import open_regular
 from router.profiles import Profile, ToolSpec
 from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, confidences, matches
 from router.registry import SkillRegistry
@@ -460,8 +461,27 @@ class Router:
             else [0.0] * len(best)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
         chance = abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
-            self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id)
+            self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id,
+            self._saved_identity())
         return abstain.features(np.array(best), everyday, np.array(lexical), chance)
+
+    def _saved_identity(self) -> bytes | None:
+        """Bytes that change whenever the saved index does: its manifest (the skills' content hashes, the
+        generation and the checksum of every file in it) and the passages' body digests, which the manifest does
+        not cover; None for an index that is not in a folder (the chance level is then kept in memory only)."""
+        from router.store import MANIFEST
+
+        folder = self.index_folder
+        if not folder:
+            return None
+        try:
+            with open_regular(os.path.join(folder, MANIFEST)) as handle:
+                manifest = handle.read()
+        except OSError:
+            return None
+        passages = getattr(self.signals, "indexes", {}).get("passages")
+        bodies = getattr(passages, "bodies", None)
+        return manifest + (b"" if bodies is None else b"\0passages\0" + np.ascontiguousarray(bodies).tobytes())
 
     def route(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
               exclude: Iterable[str] = ()) -> Routing:

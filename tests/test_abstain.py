@@ -72,6 +72,32 @@ def test_the_chance_level_is_the_everyday_means_computed_once_per_library() -> N
     assert Scorer.calls == 2  # another library (another index): scored again
 
 
+def test_a_saved_index_keeps_its_chance_level_in_the_cache_folder(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(abstain, "_CHANCE", {})
+    calls = []
+
+    class Scorer:
+        def score(self, texts, vectors):
+            calls.append(len(texts))
+            return {"dense": np.tile([0.1, 0.3], (len(texts), 1)), "bm25": np.tile([0.0, np.e - 1], (len(texts), 1))}
+
+    vectors = np.zeros((len(abstain.EVERYDAY), 4), dtype=np.float32)
+
+    def chance(identity: bytes) -> abstain.Chance:
+        scorer = Scorer()  # a new process: nothing in memory
+        return abstain.chance_level(scorer, scorer.score, lambda s: s["dense"].max(axis=1), vectors, "m", identity)
+
+    first = chance(b"manifest 1")
+    [saved] = (tmp_path / "skill-router" / "everyday").glob("chance-*.json")
+    assert first == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and calls == [54]
+    assert chance(b"manifest 1") == first and calls == [54]  # read back, not scored
+    chance(b"manifest 2")  # another index: scored again, saved beside
+    assert calls == [54, 54] and len(list(saved.parent.glob("chance-*.json"))) == 2
+    saved.write_text('{"best": "not a number"}')  # a cut or foreign file is scored again, never trusted
+    assert chance(b"manifest 1") == first and calls == [54, 54, 54]
+
+
 def test_everyday_vectors_are_embedded_once_then_read_from_the_cache(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(abstain, "_MEMO", {})
@@ -162,6 +188,17 @@ def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -
     assert np.allclose(bundled.no_skill_features(scored), rows)
     expected = [bool(abstain.COEFFICIENTS[0] + r @ np.array(abstain.COEFFICIENTS[1:]) >= abstain.CUT) for r in rows]
     assert [r.no_skill for r in bundled.route_many(texts)] == expected == [False, False, True]
+
+
+def test_the_saved_identity_is_the_manifest_and_the_passages_body_digests(bundled: Router) -> None:
+    abstain._CHANCE.clear()
+    bundled.route("hello")  # the first route of a process computes the chance level and saves it
+    manifest = (Path(bundled.index_folder) / "manifest.json").read_bytes()
+    bodies = bundled.signals.indexes["passages"].bodies
+    assert bundled._saved_identity() == manifest + b"\0passages\0" + bodies.tobytes()
+    [saved] = [p for p in Path(abstain.cache_folder()).glob("chance-*.json")
+               if p.name == Path(abstain._chance_path(bundled.encoder.model_id, bundled._saved_identity())).name]
+    assert abstain._read_chance(str(saved)) is not None
 
 
 def test_an_excluded_skill_gives_no_evidence(bundled: Router) -> None:
