@@ -4,13 +4,14 @@
     python benchmarks/users.py --only corpora  # the ~700 corpus skills only
     python benchmarks/users.py --set glosses=false --name users-no-glosses   # one setting changed
 
-Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (see benchmarks/data/USERS.md). The corpus library is
-loaded as in real_libraries.py (three roots, agentskills profile); the bundled one is skills/. Reports, per library:
-hit@1, hit@5 and MRR over single-skill requests, the same per tag (vocab, twin, typo, follow-up) and for Chinese
-requests, multi-skill recall@5 (share of needs met in the top 5), and the abstention decision of the surfaces in
-front of an agent (``router.abstain``): share of no-skill requests given nothing, share of single-skill requests
-wrongly given nothing. Writes benchmarks/results/users.json, with each request's abstention features so a rule can
-be calibrated on them without routing again.
+Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (see benchmarks/data/USERS.md), and the requests added
+for the "no skill fits" decision, users-*-dev-abstain.jsonl. The corpus library is loaded as in real_libraries.py
+(three roots, agentskills profile); the bundled one is skills/. Reports, per library, over the first file: hit@1,
+hit@5 and MRR over single-skill requests, the same per tag (vocab, twin, typo, follow-up) and for Chinese
+requests, multi-skill recall@5 (share of needs met in the top 5); and the abstention decision of the surfaces in
+front of an agent (``router.abstain``) over the first file, the added one and both: share of no-skill requests
+given nothing, share of single-skill requests wrongly given nothing. Writes benchmarks/results/users.json, with
+each request's set and abstention features (``Router.no_skill_features``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from router import Router
 from router.config import RouterConfig
 
 DATA = ROOT / "benchmarks" / "data"
+SETS = {"first": "", "added": "-abstain"}  # the file suffixes: users-LIBRARY-dev{suffix}.jsonl
 ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
          CORPORA / "awesome-skills/skills"]
 INDEX = Path("/tmp/skill-router-users-bench")
@@ -62,7 +64,8 @@ def mean(values: list[float]) -> float | None:
 
 def evaluate(library: str, config: RouterConfig, rank: Any = None) -> dict[str, Any]:
     """``rank(router, queries, k)``: the rankings to score (default: ``router.route_many``)."""
-    rows = read_jsonl(DATA / f"users-{library}-dev.jsonl")
+    rows = [{**row, "set": name} for name, suffix in SETS.items()
+            for row in read_jsonl(DATA / f"users-{library}-dev{suffix}.jsonl")]
     router, by_key = load(library, config)
     queries = [query_of(r) for r in rows]
     start = time.perf_counter()
@@ -74,31 +77,44 @@ def evaluate(library: str, config: RouterConfig, rank: Any = None) -> dict[str, 
     else:
         rankings, dropped, conf = rank(router, queries, 10)
     seconds = time.perf_counter() - start
+    features = router.no_skill_features(router.score_many(queries))
     metrics: dict[str, list[dict[str, float]]] = {}
-    singles, nones, details = [], [], []
-    for row, ranking, gone, sure in zip(rows, rankings, dropped, conf, strict=True):
+    singles: dict[str, list[bool]] = {name: [] for name in SETS}
+    nones: dict[str, list[bool]] = {name: [] for name in SETS}
+    details = []
+    for row, ranking, gone, sure, numbers in zip(rows, rankings, dropped, conf, features, strict=True):
         gold = {by_key[g] for g in row["gold"] if g in by_key}
         needs = [{by_key[p] for p in need if p in by_key} for need in row["needs"]] if row.get("needs") else None
         first = next((i + 1 for i, ident in enumerate(ranking) if ident in gold), None)
-        details.append({"id": row["id"], "kind": row["kind"], "dropped": bool(gone), "confidence": round(sure, 4),
+        details.append({"id": row["id"], "kind": row["kind"], "set": row["set"], "dropped": bool(gone),
+                        "confidence": round(sure, 4), "features": [round(float(v), 4) for v in numbers],
                         "top": ranking[:5], "first_gold": first,
                         "groups": ["all"] + row.get("tags", []) + [row["lang"]] + [row["kind"]]})
         if row["kind"] == "none":
-            nones.append(bool(gone))
+            nones[row["set"]].append(bool(gone))
+            continue
+        if row["kind"] == "single":
+            singles[row["set"]].append(bool(gone))
+        if row["set"] != "first":
             continue
         value = per_request(ranking, gold, needs)
         groups = ["all"] + row.get("tags", []) + ([row["lang"]] if row["lang"] in ("en", "zh") else [])
         if row["kind"] == "single":
-            singles.append(bool(gone))
             groups.append("single")
         for group in groups:
             metrics.setdefault(group, []).append(value)
     table = {group: {"n": len(values), **{m: mean([v[m] for v in values if m in v])
                                           for m in ("hit@1", "hit@5", "mrr", "multi_recall@5")}}
              for group, values in metrics.items()}
+    both = {"none": [x for v in nones.values() for x in v], "single": [x for v in singles.values() for x in v]}
+    abstention = {name: {"none_given_nothing": mean([float(x) for x in nones[name]]), "none_n": len(nones[name]),
+                         "single_wrongly_dropped": mean([float(x) for x in singles[name]]),
+                         "single_n": len(singles[name])} for name in SETS}
+    abstention["both"] = {"none_given_nothing": mean([float(x) for x in both["none"]]), "none_n": len(both["none"]),
+                          "single_wrongly_dropped": mean([float(x) for x in both["single"]]),
+                          "single_n": len(both["single"])}
     return {"library": library, "skills": len(router.skills), "requests": len(rows), "table": table,
-            "none_given_nothing": mean([float(x) for x in nones]), "none_n": len(nones),
-            "single_wrongly_dropped": mean([float(x) for x in singles]), "single_n": len(singles),
+            **abstention["first"], "abstention": abstention,
             "route_ms_per_request": round(1000 * seconds / len(rows), 2), "details": details}
 
 
@@ -110,9 +126,9 @@ def show(result: dict[str, Any]) -> None:
         cells = [f"{row[m]:6.1f}" if row[m] is not None else "     -" for m in ("hit@1", "hit@5", "mrr")]
         multi = f"{row['multi_recall@5']:9.1f}" if row["multi_recall@5"] is not None else "        -"
         print(f"  {group:10} {row['n']:4} " + " ".join(cells) + f" {multi}")
-    print(f"  no-skill requests given nothing: {result['none_given_nothing']}% of {result['none_n']}; "
-          f"single-skill requests wrongly given nothing: {result['single_wrongly_dropped']}% of "
-          f"{result['single_n']}")
+    for name, row in result["abstention"].items():
+        print(f"  {name + ' requests:':16} no-skill given nothing {row['none_given_nothing']}% of {row['none_n']}; "
+              f"single-skill wrongly given nothing {row['single_wrongly_dropped']}% of {row['single_n']}")
 
 
 def main() -> None:

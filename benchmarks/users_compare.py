@@ -7,7 +7,8 @@
 Per library, for the single-skill requests of each group (all, zh, en, vocab, twin, ...): hit@1, hit@5 and MRR
 of A and B, and the paired bootstrap of B minus A (``router.evaluation.stats.paired_comparison``: mean difference
 in points, its 95% interval, p, requests won / lost), as benchmarks/README.md reports them. Multi-skill requests
-count in ``multi`` only, and no-skill requests in the share given nothing.
+count in ``multi`` only, and no-skill requests in the share given nothing (with the paired bootstrap of the
+decisions, for the first file and for the requests added for that decision when both runs have them).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     rows_b = {d["id"]: d for d in b["details"]}
     groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for row in a["details"]:
-        other = rows_b[row["id"]]
-        if row["kind"] == "none":
+        other = rows_b.get(row["id"])
+        if other is None or row["kind"] == "none" or row.get("set", "first") != "first":
             continue
         for group in row["groups"]:
             if group == "single" or (row["kind"] == "multi" and group != "multi"):
@@ -50,12 +51,19 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
                          f"({100 * test.mean_diff:+.1f} [{100 * test.low:+.1f}, {100 * test.high:+.1f}], "
                          f"p = {test.p_value:.2g}, {test.wins}/{test.losses})")
         lines.append(f"  {group:9} n={len(pairs):3}  " + "; ".join(cells))
-    nones = [(p["dropped"], rows_b[p["id"]]["dropped"]) for p in a["details"] if p["kind"] == "none"]
-    singles = [(p["dropped"], rows_b[p["id"]]["dropped"]) for p in a["details"] if p["kind"] == "single"]
-    lines.append(f"  no-skill given nothing {100 * sum(x for x, _ in nones) / len(nones):.1f}% -> "
-                 f"{100 * sum(y for _, y in nones) / len(nones):.1f}% of {len(nones)}; single wrongly dropped "
-                 f"{100 * sum(x for x, _ in singles) / len(singles):.1f}% -> "
-                 f"{100 * sum(y for _, y in singles) / len(singles):.1f}% of {len(singles)}")
+    for name in ("first", "added"):
+        shared = [p for p in a["details"] if p.get("set", "first") == name and p["id"] in rows_b]
+        nones = [(p["dropped"], rows_b[p["id"]]["dropped"]) for p in shared if p["kind"] == "none"]
+        singles = [(p["dropped"], rows_b[p["id"]]["dropped"]) for p in shared if p["kind"] == "single"]
+        if not nones or not singles:
+            continue
+        given = paired_comparison([float(x) for x, _ in nones], [float(y) for _, y in nones])
+        kept = paired_comparison([float(not x) for x, _ in singles], [float(not y) for _, y in singles])
+        lines.append(f"  {name} requests: no-skill given nothing {100 * sum(x for x, _ in nones) / len(nones):.1f}% -> "
+                     f"{100 * sum(y for _, y in nones) / len(nones):.1f}% of {len(nones)} (p = {given.p_value:.2g}); "
+                     f"single wrongly dropped {100 * sum(x for x, _ in singles) / len(singles):.1f}% -> "
+                     f"{100 * sum(y for _, y in singles) / len(singles):.1f}% of {len(singles)} "
+                     f"(p = {kept.p_value:.2g})")
     return lines
 
 

@@ -5,37 +5,64 @@ that no skill serves ("When did the Berlin Wall fall?", "thanks!", "72°F in cel
 conversion skill) instead of five guesses. The catalogue surfaces (``route``, ``prompt``, the adapters) keep their
 behaviour: they abstain only on the configured ``threshold``.
 
-The rule compares two cosines of the request's embedding:
+The decision is a logistic model over three numbers of the request (:func:`features`):
 
-- ``best``: the routing confidence, the request's best cosine with any skill's description or example
-  (:func:`router.ranking.confidence`);
+- ``best - chance.best``: the routing confidence (the best cosine with any skill's description or example,
+  :func:`router.ranking.confidence`) above what a request no skill serves gets from this library by chance;
 - ``everyday``: its best cosine with :data:`EVERYDAY`, a fixed list of requests that no skill library serves
-  (greetings, thanks, trivia, everyday advice, arithmetic, words).
+  (greetings, thanks, trivia, everyday advice, arithmetic, words);
+- ``log(1 + lexical) - chance.lexical``: the best BM25 score of one passage of a skill's body
+  (:data:`LEXICAL`: ``passages``, else ``body_bm25``, else ``bm25``), against chance the same way. A request whose
+  words a skill's body uses ("differentiate ... solve for x" and the sympy body) is not everyday even when no
+  description is close to it.
 
-A request fits no skill when ``best < FLOOR`` (it is close to nothing in the library), or when it is closer to an
-everyday request than to any skill by more than ``MARGIN``. Comparing with the library's own best cosine keeps a
-request a skill serves: "72°F in celsius?" is dropped over the corpora (no skill converts units) and kept over the
-bundled library, whose ``unit-conversion`` description is closer to it than any everyday request is. A request
-that names a skill is never dropped. ``FLOOR`` and ``MARGIN`` were chosen on the dev requests of
-``benchmarks/data`` (``benchmarks/users.py``), with the bundled all-MiniLM-L6-v2; another model may need others.
+``chance`` (:class:`Chance`) holds the means of the confidence and of ``log(1 + lexical)`` over the first
+:data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is closer to any
+request than one of 50 is, and its BM25 scores are larger, so the raw numbers mean different things in different
+libraries; against the library's own chance level they do not. A request fits no skill when its :func:`score`,
+``COEFFICIENTS . (1, features)``, is at least ``CUT``. Measuring against the library keeps a request a skill
+serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts units) and kept over the
+bundled library, whose ``unit-conversion`` is much closer to it than chance. A request that names a skill is never
+dropped. The coefficients and the cut were fitted on the dev requests of ``benchmarks/data`` with the bundled
+all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit, its cross-validation and the cut); another model
+may need others.
 
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
-written is only a slower first route.
+written is only a slower first route. A library's chance level is computed once per index (scoring 54
+everyday requests: 30-45 ms of CPU for 700 skills on a busy machine) and then read from memory, and for an index
+saved in a folder from a small file of the cache folder named by the index's manifest, so that a one-shot route
+(the hook without its server) reads it in under a millisecond.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-FLOOR = 0.15
-MARGIN = 0.05
+#: Intercept, then the weights of ``best - chance.best``, ``everyday`` and ``log(1 + lexical) - chance.lexical``
+#: (benchmarks/abstain_fit.py).
+COEFFICIENTS: tuple[float, float, float, float] = (-0.5548, -19.6767, 11.7890, -3.4236)
+#: A request fits no skill when its score (:func:`score`) is at least this.
+CUT = 1.2081
+#: The lexical evidence, the first of these signals the library has: the body's best passage, else the body's
+#: first words, else the name and description.
+LEXICAL = ("passages", "body_bm25", "bm25")
+#: The everyday requests a library's chance level is measured on (the first ones): a mean needs fewer than the
+#: nearest-neighbour cosine does, and each costs a BM25 query over every passage.
+CHANCE_SAMPLE = 54
 
+#: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
+#: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
 EVERYDAY: tuple[str, ...] = (
     "hello", "hey, how are you?", "hi again", "good evening!", "thank you so much", "great, thanks", "cool, got it",
     "never mind that", "yes please", "no thanks", "that's all for today, bye", "who are you?", "what can you do?",
@@ -53,15 +80,121 @@ EVERYDAY: tuple[str, ...] = (
     "how many minutes are in a day", "what is 15 times 23", "what's the square root of 144",
     "what day of the week is christmas this year", "how do you spell necessary", "what's the opposite of ancient",
     "translate good night into french", "what's a synonym for happy", "how do you pronounce quinoa",
+    # added with the logistic model: the same kinds of request, more of each kind (history, places, science,
+    # sport, food, health, home, travel, numbers, words, fun), written from general knowledge
+    "good morning to you", "hey there", "yo", "nice to meet you", "how was your weekend", "sorry, my mistake",
+    "ok sounds good", "awesome, appreciate it", "you're the best", "hmm interesting", "lol", "see you tomorrow",
+    "I'm back", "just checking in", "can I ask you something?", "I'm feeling a bit sad today",
+    "I had a long day at work", "happy new year!", "congrats to me, I passed my exam", "what's your name?",
+    "are you an AI?", "do you dream?", "who made you?", "can you remember me?", "who was napoleon",
+    "when did the roman empire fall", "who built the pyramids", "what started world war one",
+    "who was the first president of the united states", "when did humans first fly a plane",
+    "what is the capital of italy", "which country has the most people", "how big is russia",
+    "what's the highest waterfall in the world", "where is timbuktu", "what currency do they use in japan",
+    "why is the ocean salty", "how far is the sun from earth", "what are black holes made of", "how do rainbows form",
+    "why do leaves change colour in autumn", "how many legs does a spider have", "what's the hottest planet",
+    "are dolphins mammals", "how long does it take light to reach us from the moon",
+    "who has won the most tennis grand slams", "how long is a marathon", "what are the rules of chess",
+    "who directed jurassic park", "what's the best selling album of all time", "when is the next olympics",
+    "recommend a tv series like breaking bad", "what's a fun board game for four people",
+    "how do I cook rice on the stove", "what can I make with chicken and potatoes",
+    "is it safe to eat raw cookie dough", "how long does cooked pasta keep in the fridge",
+    "what wine goes with salmon", "a quick breakfast idea", "how many hours of sleep do adults need",
+    "what helps with a headache", "how do I start running", "is coffee bad for you",
+    "how many steps a day should I walk", "how do I get my dog to stop barking", "how often should I feed a goldfish",
+    "what plants are easy to keep indoors", "tips for moving to a new apartment",
+    "gift ideas for a coworker who is leaving", "how do I ask for a raise", "what to wear to a wedding",
+    "best time to visit japan", "what to see in rome in one day", "do I need a visa to visit canada",
+    "how early should I get to the airport", "what's 45 divided by 9", "how many days until christmas",
+    "is 2028 a leap year", "how many weeks are in a year", "round 3.14159 to two decimals", "what's half of 350",
+    "what does ubiquitous mean", "what's the plural of cactus", "give me a word that rhymes with light",
+    "what's the past tense of swim", "is it who or whom here", "tell me a riddle", "say something nice", "flip a coin",
+    "pick a random number between 1 and 10", "would you rather fly or be invisible",
+    "tell me a fun fact about octopuses",
 )
 
 Encode = Callable[[Sequence[str]], np.ndarray]
+Score = Callable[[Sequence[str], np.ndarray], Mapping[str, np.ndarray]]
 _MEMO: dict[str, np.ndarray] = {}
+_CHANCE: dict[tuple[int, str], tuple[Any, Chance]] = {}
 
 
-def fits_no_skill(best: float, everyday: float, *, floor: float = FLOOR, margin: float = MARGIN) -> bool:
+@dataclass(frozen=True)
+class Chance:
+    """What a request that no skill serves gets from one library: the mean over :data:`EVERYDAY` of the best
+    confidence cosine (``best``) and of ``log(1 + best lexical score)`` (``lexical``)."""
+
+    best: float
+    lexical: float
+
+
+def features(best: np.ndarray | float, everyday: np.ndarray | float, lexical: np.ndarray | float,
+             chance: Chance) -> np.ndarray:
+    """The model's three numbers per request (rows x 3): ``best - chance.best``, ``everyday`` and
+    ``log(1 + lexical) - chance.lexical`` (``lexical``: the best :data:`LEXICAL` score, 0 without one)."""
+    best, everyday, lexical = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (best, everyday, lexical))
+    return np.column_stack([best - chance.best, everyday, np.log1p(np.maximum(lexical, 0.0)) - chance.lexical])
+
+
+def score(rows: np.ndarray, coefficients: Sequence[float] = COEFFICIENTS) -> np.ndarray:
+    """The model's logit for each row of :func:`features`: higher is more surely no skill's."""
+    return coefficients[0] + np.asarray(rows, dtype=np.float64) @ np.asarray(coefficients[1:], dtype=np.float64)
+
+
+def fits_no_skill(best: float, everyday: float, lexical: float, chance: Chance) -> bool:
     """The rule of the module docstring for one request."""
-    return best < floor or everyday - best > margin
+    return bool(score(features(best, everyday, lexical, chance))[0] >= CUT)
+
+
+def lexical_signal(signals: Mapping[str, np.ndarray]) -> str | None:
+    """The first :data:`LEXICAL` signal among ``signals`` (None: the library has none)."""
+    return next((name for name in LEXICAL if name in signals), None)
+
+
+def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+                 vectors: np.ndarray, model_id: str, identity: bytes | None = None) -> Chance:
+    """The library's :class:`Chance`: the first :data:`CHANCE_SAMPLE` of :data:`EVERYDAY` (unit ``vectors``, one
+    row per everyday request) scored by ``score_texts``, then the mean of ``confidences`` (each request's best
+    cosine) and of the log lexical score. Kept in memory for as long as ``scorer`` (the library's built signals)
+    lives; with ``identity`` (bytes that change whenever the built signals do: the saved index's manifest) also
+    in the cache folder, so a one-shot route over an unchanged index reads it instead of scoring again."""
+    key = (id(scorer), model_id)
+    held = _CHANCE.get(key)
+    if held is not None and held[0]() is scorer:
+        return held[1]
+    path = _chance_path(model_id, identity) if identity is not None else None
+    chance = _read_chance(path) if path else None
+    if chance is None:
+        signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
+        name = lexical_signal(signals)
+        lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
+        chance = Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)))
+        if path:
+            _write_bytes(path, json.dumps({"best": chance.best, "lexical": chance.lexical}).encode())
+    try:
+        ref = weakref.ref(scorer, lambda _: _CHANCE.pop(key, None))
+    except TypeError:  # a scorer that cannot be weakly referenced is scored again next time
+        return chance
+    _CHANCE[key] = (ref, chance)
+    return chance
+
+
+def _chance_path(model_id: str, identity: bytes) -> str:
+    digest = hashlib.sha256("\n".join((model_id, *EVERYDAY[:CHANCE_SAMPLE])).encode("utf-8", "surrogatepass"))
+    digest.update(b"\0" + identity)
+    return os.path.join(cache_folder(), f"chance-{digest.hexdigest()[:24]}.json")
+
+
+def _read_chance(path: str) -> Chance | None:
+    from router.files import open_regular
+
+    try:
+        with open_regular(path) as handle:
+            raw = json.loads(handle.read(4096))
+        chance = Chance(best=float(raw["best"]), lexical=float(raw["lexical"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, cut or from elsewhere: score again
+    return chance if np.isfinite([chance.best, chance.lexical]).all() else None
 
 
 def everyday_cosines(vectors: np.ndarray, model_id: str, encode: Encode) -> np.ndarray:
@@ -110,16 +243,22 @@ def _read(path: str, dim: int) -> np.ndarray | None:
 
 
 def _write(path: str, vectors: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, vectors, allow_pickle=False)
+    _write_bytes(path, buffer.getvalue())
+
+
+def _write_bytes(path: str, data: bytes) -> None:
     tmp = ""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".everyday.", suffix=".npy")
+        handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".everyday.", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
-            np.save(out, vectors, allow_pickle=False)
+            out.write(data)
         os.replace(tmp, path)
         tmp = ""
     except OSError:
-        pass  # a read-only or full cache folder: the vectors stay in memory for this process
+        pass  # a read-only or full cache folder: the values stay in memory for this process
     finally:
         if tmp and os.path.exists(tmp):
             os.unlink(tmp)

@@ -28,8 +28,9 @@ How a request is routed:
    below ``threshold`` the routing says "no skill matches" and the catalogue shows the plain top-k or nothing.
 5. A request of several parts (sentences, list items, "then" / "also" / "plus") adds ``split_weight`` times each
    skill's best fused score over its parts (:mod:`router.split`), so each part's skill can reach the top k.
-6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when the request is closer to an everyday request
-   than to any skill; only the surfaces in front of an agent act on it.
+6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when a small model over the request's confidence,
+   its closeness to everyday requests and the best body passage's BM25, each against the library's chance level,
+   says no skill serves it; only the surfaces in front of an agent act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
 :meth:`Router.rank_scored`), so the CLI, the evaluation, tuning and the benchmarks rank exactly as the router does.
@@ -53,8 +54,9 @@ from router import passages as passage_index
 from router.config import RouterConfig
 from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, SkillNotFoundError
+from router.files import open_regular
 from router.profiles import Profile, ToolSpec
-from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, matches
+from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, confidences, matches
 from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer, requested_k
@@ -449,13 +451,12 @@ class Router:
         ranked = self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
         excluded_mask = self._mask(excluded)
         cosine = confidence_scores(scored.signals)
-        everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode) \
+        unfit = abstain.score(self.no_skill_features(scored, excluded_mask)) >= abstain.CUT \
             if self.config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded_mask)
-            no_skill = everyday is not None and all(m.reason != "named" for m in found) \
-                and abstain.fits_no_skill(sure, float(everyday[row]))
+            no_skill = unfit is not None and bool(unfit[row]) and all(m.reason != "named" for m in found)
             abstained = self.config.threshold is not None and sure < self.config.threshold
             chosen = {m.id for m in found}
             if abstained and self.config.on_abstain == "empty":
@@ -465,6 +466,37 @@ class Router:
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
                                no_skill=no_skill))
         return out
+
+    def no_skill_features(self, scored: Scored, excluded: np.ndarray | None = None) -> np.ndarray:
+        """The "no skill fits" model's numbers for each request of ``scored`` (:func:`router.abstain.features`,
+        requests x 3), over the skills that may be shown (``excluded``: a mask of those that may not)."""
+        cosine, lexical_name = confidence_scores(scored.signals), abstain.lexical_signal(scored.signals)
+        best = [confidence(row, excluded) for row in cosine]
+        lexical = [confidence(row, excluded) for row in scored.signals[lexical_name]] if lexical_name \
+            else [0.0] * len(best)
+        everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
+        chance = abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
+            self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id,
+            self._saved_identity())
+        return abstain.features(np.array(best), everyday, np.array(lexical), chance)
+
+    def _saved_identity(self) -> bytes | None:
+        """Bytes that change whenever the saved index does: its manifest (the skills' content hashes, the
+        generation and the checksum of every file in it) and the passages' body digests, which the manifest does
+        not cover; None for an index that is not in a folder (the chance level is then kept in memory only)."""
+        from router.store import MANIFEST
+
+        folder = self.index_folder
+        if not folder:
+            return None
+        try:
+            with open_regular(os.path.join(folder, MANIFEST)) as handle:
+                manifest = handle.read()
+        except OSError:
+            return None
+        passages = getattr(self.signals, "indexes", {}).get("passages")
+        bodies = getattr(passages, "bodies", None)
+        return manifest + (b"" if bodies is None else b"\0passages\0" + np.ascontiguousarray(bodies).tobytes())
 
     def route(self, query: Query, k: int | None = None, *, pin: Iterable[str] = (),
               exclude: Iterable[str] = ()) -> Routing:

@@ -20,13 +20,82 @@ from serve_support import BUNDLED, copy_bundled, running
 
 
 # -- the rule -------------------------------------------------------------------------------------------------------
-def test_the_rule_is_a_floor_and_a_margin_over_the_everyday_requests() -> None:
-    assert (abstain.FLOOR, abstain.MARGIN) == (0.15, 0.05)
-    assert abstain.fits_no_skill(0.149, 0.0)  # close to nothing in the library
-    assert not abstain.fits_no_skill(0.15, 0.0)
-    assert abstain.fits_no_skill(0.30, 0.36)  # an everyday request is 0.06 closer than any skill
-    assert not abstain.fits_no_skill(0.30, 0.34)  # 0.04 closer: the skill may still serve it
-    assert not abstain.fits_no_skill(0.30, 0.35, margin=0.06)
+def test_the_features_are_the_three_numbers_against_the_library_chance_level() -> None:
+    chance = abstain.Chance(best=0.2, lexical=1.5)
+    rows = abstain.features(np.array([0.35, 0.1]), np.array([0.3, 0.5]), np.array([np.e ** 2 - 1, 0.0]), chance)
+    assert np.allclose(rows, [[0.15, 0.3, 0.5], [-0.1, 0.5, -1.5]])
+    assert np.allclose(abstain.features(0.2, 0.3, -4.0, chance), [[0.0, 0.3, -1.5]])  # no negative BM25: log1p(0)
+
+
+def test_the_decision_is_the_logit_of_the_fitted_model_at_its_cut() -> None:
+    intercept, w_best, w_everyday, w_lexical = abstain.COEFFICIENTS
+    row = np.array([[0.1, 0.4, -0.5]])
+    assert abstain.score(row)[0] == pytest.approx(intercept + 0.1 * w_best + 0.4 * w_everyday - 0.5 * w_lexical)
+    assert abstain.score(row, (1.0, 2.0, 3.0, 4.0))[0] == pytest.approx(1 + 0.2 + 1.2 - 2.0)
+    assert w_best < 0 and w_everyday > 0 and w_lexical < 0  # closer to a skill or its body: less likely none
+    chance = abstain.Chance(best=0.2, lexical=1.0)
+    # an everyday cosine placed exactly at the cut for best = chance and lexical = chance, then either side of it
+    edge = (abstain.CUT - intercept) / w_everyday
+    assert abstain.fits_no_skill(0.2, edge + 1e-6, np.e - 1, chance)
+    assert not abstain.fits_no_skill(0.2, edge - 1e-6, np.e - 1, chance)
+
+
+def test_the_lexical_evidence_is_the_body_passages_else_the_body_else_the_description() -> None:
+    scores = {"dense": np.zeros((1, 2)), "bm25": np.zeros((1, 2)), "body_bm25": np.zeros((1, 2))}
+    assert abstain.lexical_signal({**scores, "passages": np.zeros((1, 2))}) == "passages"
+    assert abstain.lexical_signal(scores) == "body_bm25"
+    assert abstain.lexical_signal({"dense": np.zeros((1, 2)), "bm25": np.zeros((1, 2))}) == "bm25"
+    assert abstain.lexical_signal({"dense": np.zeros((1, 2))}) is None
+
+
+def test_the_chance_level_is_the_everyday_means_computed_once_per_library() -> None:
+    class Scorer:
+        calls = 0
+
+        def score(self, texts, vectors):
+            Scorer.calls += 1
+            n = len(texts)
+            return {"dense": np.tile([0.1, 0.3], (n, 1)), "passages": np.tile([0.0, np.e - 1], (n, 1))}
+
+    first, second = Scorer(), Scorer()
+    vectors = np.zeros((len(abstain.EVERYDAY), 4), dtype=np.float32)
+    seen = []
+    chance = abstain.chance_level(object.__new__(Scorer), lambda texts, v: seen.append((len(texts), len(v))) or
+                                  Scorer().score(texts, v), lambda s: s["dense"].max(axis=1), vectors, "m")
+    assert seen == [(abstain.CHANCE_SAMPLE, abstain.CHANCE_SAMPLE)]  # the first everyday requests only
+    Scorer.calls = 0
+    chance = abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m")
+    assert chance == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and Scorer.calls == 1
+    assert abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m") is chance
+    assert Scorer.calls == 1  # the same library: from memory
+    abstain.chance_level(second, second.score, lambda s: s["dense"].max(axis=1), vectors, "m")
+    assert Scorer.calls == 2  # another library (another index): scored again
+
+
+def test_a_saved_index_keeps_its_chance_level_in_the_cache_folder(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(abstain, "_CHANCE", {})
+    calls = []
+
+    class Scorer:
+        def score(self, texts, vectors):
+            calls.append(len(texts))
+            return {"dense": np.tile([0.1, 0.3], (len(texts), 1)), "bm25": np.tile([0.0, np.e - 1], (len(texts), 1))}
+
+    vectors = np.zeros((len(abstain.EVERYDAY), 4), dtype=np.float32)
+
+    def chance(identity: bytes) -> abstain.Chance:
+        scorer = Scorer()  # a new process: nothing in memory
+        return abstain.chance_level(scorer, scorer.score, lambda s: s["dense"].max(axis=1), vectors, "m", identity)
+
+    first = chance(b"manifest 1")
+    [saved] = (tmp_path / "skill-router" / "everyday").glob("chance-*.json")
+    assert first == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and calls == [54]
+    assert chance(b"manifest 1") == first and calls == [54]  # read back, not scored
+    chance(b"manifest 2")  # another index: scored again, saved beside
+    assert calls == [54, 54] and len(list(saved.parent.glob("chance-*.json"))) == 2
+    saved.write_text('{"best": "not a number"}')  # a cut or foreign file is scored again, never trusted
+    assert chance(b"manifest 1") == first and calls == [54, 54, 54]
 
 
 def test_everyday_vectors_are_embedded_once_then_read_from_the_cache(tmp_path: Path, monkeypatch) -> None:
@@ -63,7 +132,7 @@ def test_a_cache_that_cannot_be_written_only_costs_the_embedding(tmp_path: Path,
 def test_an_encoder_of_the_wrong_shape_is_named(monkeypatch) -> None:
     monkeypatch.setattr(abstain, "_MEMO", {})
     monkeypatch.setattr(abstain, "_read", lambda path, dim: None)
-    with pytest.raises(ValueError, match=r"returned \(2, 8\) vectors for 54 texts of dimension 8: check the model"):
+    with pytest.raises(ValueError, match=r"returned \(2, 8\) vectors for 146 texts of dimension 8: check the model"):
         abstain.everyday_vectors("m", lambda texts: np.zeros((2, 8), dtype=np.float32), 8)
 
 
@@ -88,25 +157,55 @@ def bundled(tmp_path_factory: pytest.TempPathFactory, encoder) -> Router:
                               index_folder=str(tmp_path_factory.mktemp("abstain-idx")), encoder=encoder)
 
 
-def test_everyday_requests_fit_no_skill_and_a_conversion_keeps_its_skill(bundled: Router) -> None:
-    berlin, thanks, celsius, named = bundled.route_many(
-        ["When did the Berlin Wall fall?", "thanks!", "72°F in celsius?",
-         "pirate-speak: when did the Berlin Wall fall?"])
-    assert berlin.no_skill and thanks.no_skill
+def test_everyday_requests_fit_no_skill_and_requests_a_skill_serves_keep_it(bundled: Router) -> None:
+    berlin, thanks, capital, miles, haiku, caffeine, named = bundled.route_many(
+        ["When did the Berlin Wall fall?", "thanks!", "what's the capital of canada", "convert 10 miles to kilometres",
+         "answer only in 5-7-5 from now on", "smiles for caffeine", "pirate-speak: when did the Berlin Wall fall?"])
+    assert berlin.no_skill and thanks.no_skill and capital.no_skill
     assert len(berlin.shown) == 5 and not berlin.abstained  # the catalogue keeps its top k
-    assert not celsius.no_skill and celsius.matches[0].name == "unit-conversion"
+    # the rule before (a confidence floor and a margin over the everyday cosine) dropped these two: no description
+    # is close to them, but the words are those of the skill's body
+    assert not haiku.no_skill and haiku.matches[0].name == "haiku-responder"
+    assert not caffeine.no_skill and caffeine.matches[0].name == "molecular-structure-lookup"
+    assert not miles.no_skill and miles.matches[0].name == "unit-conversion"
     assert not named.no_skill and "pirate-speak" in [s.name for s in named.shown]
     assert not bundled.with_config(no_skill=False).route("When did the Berlin Wall fall?").no_skill
 
 
-def test_the_flag_follows_the_rule_from_the_two_cosines(bundled: Router) -> None:
+def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -> None:
     texts = ["how many kWh is 500 BTU", "is it raining in oslo right now", "what's the capital of canada"]
     scored = bundled.score_many(texts)
-    everyday = abstain.everyday_cosines(scored.vectors, bundled.encoder.model_id, bundled.encode)
-    best = scored.signals["dense"].max(axis=1)
-    expected = [abstain.fits_no_skill(float(b), float(e)) for b, e in zip(best, everyday)]
-    assert [r.no_skill for r in bundled.route_many(texts)] == expected
-    assert expected[-1] is True
+    assert "passages" in scored.signals and "examples" not in scored.signals
+    model_id, dim = bundled.encoder.model_id, scored.vectors.shape[1]
+    everyday = abstain.everyday_vectors(model_id, bundled.encode, dim)
+    assert abstain.CHANCE_SAMPLE == 54 and len(abstain.EVERYDAY) == 146
+    baseline = bundled.signals.score(list(abstain.EVERYDAY[:54]), everyday[:54])  # chance: the first 54
+    chance = abstain.Chance(best=float(baseline["dense"].max(axis=1).mean()),
+                            lexical=float(np.log1p(baseline["passages"].max(axis=1)).mean()))
+    rows = np.column_stack([scored.signals["dense"].max(axis=1) - chance.best,
+                            (scored.vectors @ everyday.T).max(axis=1),
+                            np.log1p(scored.signals["passages"].max(axis=1)) - chance.lexical])
+    assert np.allclose(bundled.no_skill_features(scored), rows)
+    expected = [bool(abstain.COEFFICIENTS[0] + r @ np.array(abstain.COEFFICIENTS[1:]) >= abstain.CUT) for r in rows]
+    assert [r.no_skill for r in bundled.route_many(texts)] == expected == [False, False, True]
+
+
+def test_the_saved_identity_is_the_manifest_and_the_passages_body_digests(bundled: Router) -> None:
+    abstain._CHANCE.clear()
+    bundled.route("hello")  # the first route of a process computes the chance level and saves it
+    manifest = (Path(bundled.index_folder) / "manifest.json").read_bytes()
+    bodies = bundled.signals.indexes["passages"].bodies
+    assert bundled._saved_identity() == manifest + b"\0passages\0" + bodies.tobytes()
+    [saved] = [p for p in Path(abstain.cache_folder()).glob("chance-*.json")
+               if p.name == Path(abstain._chance_path(bundled.encoder.model_id, bundled._saved_identity())).name]
+    assert abstain._read_chance(str(saved)) is not None
+
+
+def test_an_excluded_skill_gives_no_evidence(bundled: Router) -> None:
+    scored = bundled.score_many(["answer only in 5-7-5 from now on"])
+    mask = np.array([s.name == "haiku-responder" for s in bundled.skills])
+    kept, without = bundled.no_skill_features(scored)[0], bundled.no_skill_features(scored, mask)[0]
+    assert without[0] < kept[0] and without[2] < kept[2] and without[1] == kept[1]
 
 
 # -- the surfaces ---------------------------------------------------------------------------------------------------
