@@ -56,6 +56,7 @@ def test_the_top_lists_and_ef_search_follow_the_requested_k(pg, indexed, monkeyp
     files = _files(indexed)
     request = "fill in the fields of this pdf form"
     exact_dense = files.score_many([request]).signals["dense"][0]
+    database.route_many([request], 1)  # the no-skill decision's chance level: scored once, before the spy
     seen: list[tuple[str, int]] = []
     retrieve = signals._retrieved
 
