@@ -189,10 +189,10 @@ def read(spec: LibrarySpec, *, confine: bool = False) -> Library | None:
     nothing was saved, or the file cannot be used)."""
     if spec.catalog is not None:
         return None
-    from router.files import read_text
+    from router.files import read_bytes
 
-    try:
-        saved = json.loads(read_text(path(spec), 1 << 30))
+    try:  # bytes straight to the parser: JSON escapes every line end, so there is nothing to translate
+        saved = json.loads(read_bytes(path(spec), 1 << 30))
     except (OSError, ValueError):
         return None
     if not isinstance(saved, dict):
