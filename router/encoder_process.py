@@ -197,6 +197,8 @@ class EncoderProcess:
         model_id, dim = self.identity()
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
+        if self.pid == 0:
+            raise EncoderProcessError("the embedding process was closed")
         try:
             _send(self._requests, json.dumps(texts).encode("ascii"))
         except OSError:

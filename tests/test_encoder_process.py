@@ -1,0 +1,77 @@
+"""The embedding model in a forked process of its own (router.encoder_process): the very vectors of the encoder
+in this process, the model's identity before it loads, and a clear error for a model without an export or a
+child that died."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from router.encoder_process import EncoderProcess, EncoderProcessError, Unprepared
+
+TEXTS = ["make a pdf report from this csv", "", "Prévisions météo à Lyon ☔ 天气预报", "review my go code " * 60]
+
+
+@pytest.fixture(scope="module")
+def onnx(encoder: object) -> object:
+    from indexes.onnx_export import ensure_onnx_encoder
+
+    return ensure_onnx_encoder(encoder)
+
+
+def test_the_child_embeds_the_very_vectors_of_the_encoder_here(onnx: object) -> None:
+    process = EncoderProcess(lambda: None)
+    pid = process.pid
+    try:
+        assert process.identity() == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+        for texts in (TEXTS, TEXTS[:1], [TEXTS[2], TEXTS[0]]):
+            got = process.encode(texts)
+            assert got.dtype == np.float32 and got.shape == (len(texts), 384)
+            assert np.array_equal(got, onnx.encode(texts))  # type: ignore[attr-defined]  # bit for bit
+        assert process.encode([]).shape == (0, 384)
+        assert process.encoded_count == len(TEXTS) + 3
+        with pytest.raises(TypeError, match="wrap it in a list"):
+            process.encode("one string")
+    finally:
+        process.close()
+    with pytest.raises(ProcessLookupError):  # stopped and reaped
+        os.kill(pid, 0)
+
+
+def test_a_model_without_an_export_is_unprepared_before_anything_loads(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no export cached there
+    process = EncoderProcess(lambda: None)
+    try:
+        with pytest.raises(Unprepared, match="^the model's ONNX export is not made yet$"):
+            process.encode(["x"])
+    finally:
+        process.close()
+
+
+def test_a_child_that_died_is_an_error_that_says_so(onnx: object) -> None:
+    process = EncoderProcess(lambda: None)
+    try:
+        process.identity()
+        os.kill(process.pid, 9)
+        with pytest.raises(EncoderProcessError, match="^the embedding process ended without an answer$"):
+            process.encode(["x"])
+    finally:
+        process.close()
+    with pytest.raises(EncoderProcessError, match="closed"):
+        process.encode(["x"])
+
+
+def test_a_model_that_fails_to_resolve_is_reported(onnx: object) -> None:
+    def broken() -> str | None:
+        raise ValueError("skill-router.json: 'model' must be a string")
+
+    process = EncoderProcess(broken)
+    try:
+        with pytest.raises(EncoderProcessError, match="failed to load or run: ValueError: skill-router.json"):
+            process.identity()
+    finally:
+        process.close()
