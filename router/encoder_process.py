@@ -217,8 +217,10 @@ class EncoderProcess:
         self.encoded_count += rows
         return np.frombuffer(data, dtype=np.float32).reshape(rows, dim).copy()
 
-    def close(self) -> None:
-        """Stop the child (at once: it holds nothing to save) and reap it."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the child (at once: it holds nothing to save) and reap it; without ``wait`` it is left to whoever
+        reaps this process's orphans once this process is gone (for a process about to leave: the kernel takes
+        tens of milliseconds to free the child's memory on a busy machine)."""
         if self.pid == 0:
             return
         for fd in (self._requests, self._answers):
@@ -228,7 +230,8 @@ class EncoderProcess:
                 pass
         try:
             os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+            if wait:
+                os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
         self.pid = 0

@@ -406,8 +406,10 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep:
     return Router(LibraryIndex.create(source))
 
 
-#: In the child :func:`apart` forks: the pipe its answer goes through, which a process it forks must not hold.
+#: In the child :func:`apart` forks: the pipe its answer goes through, which a process it forks must not hold,
+#: and what to do once the answer is sent.
 _ANSWER_FD: int | None = None
+_AFTER_ANSWER: list[Callable[[], None]] = []
 
 
 class _Apart:
@@ -435,9 +437,9 @@ class _Apart:
             return self._fallback.result()
         return self.process, []
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         if self.process is not None:
-            self.process.close()
+            self.process.close(wait=wait)
 
 
 class _Background:
@@ -518,7 +520,10 @@ def route_apart(harness: str, prompt: str, args: argparse.Namespace, library: Li
         raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
                         f"'skill-router setup {harness}' once")
     finally:
-        model.close()
+        if _ANSWER_FD is None:
+            model.close()
+        else:  # stopped once the answer is on its way: freeing the model's memory is no part of the answer
+            _AFTER_ANSWER.append(lambda: model.close(wait=False))
 
 
 def _read_token(path: str | None) -> str | None:
@@ -707,6 +712,9 @@ def apart(work: Callable[[], str], deadline: float) -> str:
             data = json.dumps(answer).encode("utf-8")
             while data:
                 data = data[os.write(write, data):]
+            os.close(write)  # the answer is complete: the hook goes on at once
+            for then in _AFTER_ANSWER:
+                then()
         except BaseException:
             code = 1
         finally:
