@@ -83,9 +83,9 @@ def identity(model: str | None) -> tuple[str, int]:
     return model_id, int(read_manifest(folder)["dim"])
 
 
-def _serve(model_of: Callable[[], str | None], requests: int, answers: int) -> None:
-    """The child: say the model's identity (or why it has no export), choose the encoder, then answer each
-    request until the pipe closes."""
+def _serve(model_of: Callable[[], str | None], requests: int, answers: int, prefetch: Sequence[str]) -> None:
+    """The child: say the model's identity (or why it has no export), choose the encoder, embed ``prefetch``,
+    then answer each request until the pipe closes (a request for exactly ``prefetch``: at once)."""
     from indexes import OnnxUnavailable
 
     notes: list[str] = []
@@ -101,10 +101,13 @@ def _serve(model_of: Callable[[], str | None], requests: int, answers: int) -> N
     except BaseException as exc:
         _send(answers, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode("utf-8"))
         return
+    ready: tuple[list[str], np.ndarray] | None = None
     try:
         from router import encoders
 
         encoder = encoders.choose(model, notes)
+        if prefetch:
+            ready = (list(prefetch), np.ascontiguousarray(encoder.encode(list(prefetch)), dtype=np.float32))
     except BaseException as exc:  # told to the parent with its first answer
         failure = f"{type(exc).__name__}: {exc}"
     while True:
@@ -116,7 +119,10 @@ def _serve(model_of: Callable[[], str | None], requests: int, answers: int) -> N
             _send(answers, json.dumps({"error": failure}).encode("utf-8"))
             continue
         try:
-            vectors = np.ascontiguousarray(encoder.encode(list(texts)), dtype=np.float32)
+            if ready is not None and texts == ready[0]:
+                vectors, ready = ready[1], None
+            else:
+                vectors = np.ascontiguousarray(encoder.encode(list(texts)), dtype=np.float32)
         except BaseException as exc:
             _send(answers, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode("utf-8"))
             continue
@@ -130,10 +136,13 @@ class EncoderProcess:
     construction on (see the module docstring). ``model_of`` gives the model; it is called in the child, which
     first sends the model's id and dimension from its export's manifest (:func:`identity`), then loads it.
     ``close_fds``: descriptors of this process the child must not keep open (the pipe a parent reads this
-    process's answer from: it waits until every holder closed it). Raises :class:`OSError` when it cannot fork.
+    process's answer from: it waits until every holder closed it). ``prefetch``: the texts the first request
+    will likely ask for (a prompt), embedded as soon as the model is loaded, so that asking costs no wait.
+    Raises :class:`OSError` when it cannot fork.
     """
 
-    def __init__(self, model_of: Callable[[], str | None], *, close_fds: Sequence[int] = ()) -> None:
+    def __init__(self, model_of: Callable[[], str | None], *, close_fds: Sequence[int] = (),
+                 prefetch: Sequence[str] = ()) -> None:
         self._identity: tuple[str, int] | None = None
         self.encoded_count = 0
         self.notes: list[str] = []
@@ -145,7 +154,7 @@ class EncoderProcess:
             try:
                 for fd in (self._requests, self._answers, *close_fds):
                     os.close(fd)
-                _serve(model_of, child_requests, child_answers)
+                _serve(model_of, child_requests, child_answers, list(prefetch))
             except BaseException:
                 code = 1
             finally:

@@ -75,3 +75,13 @@ def test_a_model_that_fails_to_resolve_is_reported(onnx: object) -> None:
             process.identity()
     finally:
         process.close()
+
+
+def test_prefetched_texts_are_answered_with_the_same_vectors(onnx: object) -> None:
+    process = EncoderProcess(lambda: None, prefetch=TEXTS[:2])
+    try:
+        assert np.array_equal(process.encode(TEXTS[:1]), onnx.encode(TEXTS[:1]))  # type: ignore[attr-defined]
+        assert np.array_equal(process.encode(TEXTS[:2]), onnx.encode(TEXTS[:2]))  # type: ignore[attr-defined]
+        assert np.array_equal(process.encode(TEXTS[:2]), onnx.encode(TEXTS[:2]))  # type: ignore[attr-defined]
+    finally:
+        process.close()

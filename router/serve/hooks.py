@@ -42,7 +42,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence, TextIO
 
-from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
+from router.safetext import safe_text, safe_value  # re and typing only: nothing a hook's start-up would notice
 
 if TYPE_CHECKING:
     import socket
@@ -414,10 +414,10 @@ _AFTER_ANSWER: list[Callable[[], None]] = []
 
 class _Apart:
     """The embedding model of the in-process fallback (``args``' config's model) loading in a forked child of its
-    own (:class:`router.encoder_process.EncoderProcess`) from construction on; on a thread (:class:`_Background`)
-    where it cannot fork."""
+    own (:class:`router.encoder_process.EncoderProcess`) from construction on, then embedding ``prompt``; on a
+    thread (:class:`_Background`) where it cannot fork."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, prompt: str = "") -> None:
         from router.encoder_process import EncoderProcess
 
         def model() -> str | None:
@@ -428,7 +428,8 @@ class _Apart:
         self._fallback: _Background | None = None
         self.process: EncoderProcess | None = None
         try:
-            self.process = EncoderProcess(model, close_fds=() if _ANSWER_FD is None else (_ANSWER_FD,))
+            self.process = EncoderProcess(model, close_fds=() if _ANSWER_FD is None else (_ANSWER_FD,),
+                                          prefetch=[safe_text(prompt)] if prompt.strip() else [])
         except OSError:
             self._fallback = _Background(model())
 
@@ -505,7 +506,7 @@ def route_apart(harness: str, prompt: str, args: argparse.Namespace, library: Li
     from router import daemon
     from router.encoder_process import Unprepared
 
-    model = _Apart(args)
+    model = _Apart(args, prompt)  # the router embeds the prompt as it is made safe (router.routing.Router)
     try:
         index_dir = daemon.index_folder(library)
         reason = None if os.path.isfile(os.path.join(index_dir, "manifest.json")) else "its index is not built yet"
