@@ -85,3 +85,34 @@ def test_prefetched_texts_are_answered_with_the_same_vectors(onnx: object) -> No
         assert np.array_equal(process.encode(TEXTS[:2]), onnx.encode(TEXTS[:2]))  # type: ignore[attr-defined]
     finally:
         process.close()
+
+
+@pytest.mark.parametrize("index_built", [False, True])
+def test_a_hook_for_a_library_not_prepared_says_what_to_run_and_prints_nothing(tmp_path: Path,
+                                                                             index_built: bool) -> None:
+    """The index is checked by the hook's child, the model's export by the model's process; either one missing
+    is named, with the command that prepares the library, and the prompt goes on without context."""
+    import json
+    import subprocess
+    import sys
+
+    from serve_support import copy_bundled
+
+    project = tmp_path / "project"
+    copy_bundled(project / ".claude" / "skills")
+    (tmp_path / "home").mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "XDG_RUNTIME_DIR": str(tmp_path)}
+    env.pop("SKILL_ROUTER_URL", None)
+    index = tmp_path / "index"
+    if index_built:  # as far as the hook's check goes: the export is what is missing
+        index.mkdir()
+        (index / "manifest.json").write_text("{}")
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": "will it rain in Lyon?", "cwd": str(project)}
+    done = subprocess.run([sys.executable, "-m", "router.cli", "hook", "claude-code", "--no-start", "--index-dir",
+                           str(index), "--timeout", "30"], input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=120, cwd=project, env=env)
+    missing = "the model's ONNX export is not made yet" if index_built else "its index is not built yet"
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"skill-router hook: no warm server was running, and this library cannot be routed "
+                           f"in-process within a prompt: {missing}; run 'skill-router setup claude-code' once\n")

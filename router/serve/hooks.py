@@ -15,9 +15,10 @@ the end until it fits); nothing when the router abstains or the library is small
 
 The command (:func:`main`) must never break a prompt: on any failure it exits 0 with no output and one line on
 stderr, and it answers within its time budget. It asks the running server first (``--url``); when nothing listens
-there it routes in-process under what is left of the budget: with the model's ONNX export (made once by a server)
-that takes about half a second; with torch, whose import alone takes longer than the budget, the hook prints
-nothing and says why on stderr. This module imports only the
+there it routes in-process under what is left of the budget (:func:`route_apart`): the embedding model (its ONNX
+export, made once by ``setup`` or a server) loads in a process of its own while the hook's child reads the library
+and its index, about 0.45 s of CPU on ~700 skills shared by two processes; with torch, whose import alone takes
+longer than the budget, the hook prints nothing and says why on stderr. This module imports only the
 standard library at the top: a hook's start-up time is paid on every prompt.
 
 The budget (``--timeout``) is one deadline for the whole call, counted from the moment the process was created
@@ -390,8 +391,8 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep:
                       model: _Apart | None = None) -> Router:
     """The router of the in-process fallback over :func:`in_process_library` (its index loaded now). The
     embedding model loads meanwhile: in ``model``'s forked child when one is given (:class:`_Apart`, for a
-    process that routes once and leaves: the caller stops it, :func:`close_model`), else on another thread, so
-    that what of it runs outside the interpreter lock (reading the model, onnxruntime's own work) overlaps."""
+    process that routes once and leaves; the caller stops it), else on another thread, so that what of it runs
+    outside the interpreter lock (reading the model, onnxruntime's own work) overlaps."""
     from dataclasses import replace
 
     from router.config import find_config
@@ -430,7 +431,7 @@ class _Apart:
         try:
             self.process = EncoderProcess(model, close_fds=() if _ANSWER_FD is None else (_ANSWER_FD,),
                                           prefetch=[safe_text(prompt)] if prompt.strip() else [])
-        except OSError:
+        except (OSError, AttributeError):  # cannot fork (AttributeError: no os.fork on this system)
             self._fallback = _Background(model())
 
     def result(self) -> tuple[Any, list[str]]:
