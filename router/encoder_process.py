@@ -131,6 +131,17 @@ def _serve(model_of: Callable[[], str | None], requests: int, answers: int, pref
         _send(answers, json.dumps(header).encode("utf-8"), vectors.tobytes())
 
 
+def _die_with_parent() -> None:
+    """Have the kernel kill this process when its parent ends (Linux; elsewhere it leaves at the end of the pipe,
+    once its model is loaded): a hook's child killed at its deadline takes the model's process with it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class EncoderProcess:
     """An encoder (``model_id``, ``dim``, ``encode``) whose model loads and runs in a forked child from
     construction on (see the module docstring). ``model_of`` gives the model; it is called in the child, which
@@ -154,6 +165,7 @@ class EncoderProcess:
             try:
                 for fd in (self._requests, self._answers, *close_fds):
                     os.close(fd)
+                _die_with_parent()
                 _serve(model_of, child_requests, child_answers, list(prefetch))
             except BaseException:
                 code = 1

@@ -116,3 +116,33 @@ def test_a_hook_for_a_library_not_prepared_says_what_to_run_and_prints_nothing(t
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == (f"skill-router hook: no warm server was running, and this library cannot be routed "
                            f"in-process within a prompt: {missing}; run 'skill-router setup claude-code' once\n")
+
+
+def test_the_model_process_ends_with_the_process_that_started_it() -> None:
+    """A hook's child killed at its deadline takes the model's process with it (Linux)."""
+    import subprocess
+    import sys
+    import time
+
+    code = ("import sys, time; from router.encoder_process import EncoderProcess; "  # a model that takes a minute
+            "p = EncoderProcess(lambda: time.sleep(60)); print(p.pid, flush=True); time.sleep(60)")
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert starter.stdout is not None
+        child = int(starter.stdout.readline())
+        os.kill(child, 0)  # running
+        starter.kill()
+        starter.wait(timeout=30)
+        for _ in range(200):
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the model's process {child} outlived the process that started it")
+    finally:
+        starter.kill()
+        starter.wait(timeout=30)
+        if starter.stdout is not None:
+            starter.stdout.close()
