@@ -2,7 +2,7 @@
 
 A prompt hook without its warm server routes in-process, and reading ~700 SKILL.md files (YAML frontmatter,
 the harness's naming rules) took longer than the whole prompt's budget on a busy machine. So once a library has
-been read, :func:`save` keeps beside its index (``library.json`` in the index folder):
+been read, :func:`save` keeps beside its index (``library.saved`` in the index folder):
 
 - the stamp (size, mtime_ns, ctime_ns, inode) of every folder under the library's skill folders (every folder
   the harness reads for a harness library, missing ones included), of every ``*.md`` file and
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from router.spec import LibrarySpec
 
 FORMAT = 2
-FILE = "library.json"
+#: Not library.json, which the format-1 reader of earlier versions reads and rewrites: both can share an index folder.
+FILE = "library.saved"
 #: Stamps younger than this when saved are not trusted (file systems with coarse timestamps).
 RACY_S = 2.0
 #: A library under more files and folders than this is read every time (the walk would cost what it saves).
