@@ -21,6 +21,7 @@ goes through, ``close_fds``), or after pointing the standard ones elsewhere.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -165,6 +166,7 @@ class EncoderProcess:
             try:
                 for fd in (self._requests, self._answers, *close_fds):
                     os.close(fd)
+                gc.disable()  # it lives for one answer or a few: its cycles are freed by its exit
                 _die_with_parent()
                 _serve(model_of, child_requests, child_answers, list(prefetch))
             except BaseException:
