@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/cold_start.py            # about 10 minutes on 2 cores
     .venv/bin/python benchmarks/cold_start.py --runs 7
+    .venv/bin/python benchmarks/cold_start.py --libraries corpora --no-cold-build   # the ~700 skills only: ~2 min
 
 For three libraries, each indexed once beforehand (``skill-router index``, which also makes the ONNX export):
 
@@ -9,8 +10,8 @@ For three libraries, each indexed once beforehand (``skill-router index``, which
 - ``corpora``: the ~700 SKILL.md files of the three ../shared/corpora folders (three ``--skills`` roots);
 - ``catalog-10000``: a 10,000-row JSONL catalogue (real corpus descriptions, then seeded variants; speed.py's).
 
-each path is timed as whole processes (``--runs`` runs, median; wall clock from spawn to exit, peak RSS from the
-kernel's accounting of the child):
+each path is timed as whole processes (``--runs`` runs, median; wall clock from spawn to exit, CPU time (user +
+system, which the machine's load does not change), peak RSS from the kernel's accounting of the child):
 
 - ``onnx``: the default: the request is embedded by the cached onnxruntime export; no torch is imported;
 - ``torch``: the same command with ``SKILL_ROUTER_ONNX=0``: sentence-transformers embeds the request, as before.
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,16 +46,19 @@ QUERY = "will it rain in Lyon this weekend?"
 CLI = [sys.executable, "-m", "router.cli"]
 ROOTS = ["anthropic-skills/skills", "scientific-skills/scientific-skills", "awesome-skills/skills"]
 SEED = 20240611
+LIBRARIES = ("bundled", "corpora", "catalog-10000")
 
 
-def run(args: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """(wall seconds, stdout) of one whole process."""
+def run(args: list[str], env: dict[str, str]) -> tuple[float, str, float]:
+    """(wall seconds, stdout, CPU seconds: user + system, whatever the machine's load) of one whole process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(CLI + args, env=env, capture_output=True, text=True, timeout=600)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    return wall, done.stdout
+    return wall, done.stdout, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def measure_rss(args: list[str], env: dict[str, str]) -> float:
@@ -77,23 +82,33 @@ def library_args(name: str, work: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--libraries", default=",".join(LIBRARIES),
+                        help=f"comma-separated, of {', '.join(LIBRARIES)} (default all)")
+    parser.add_argument("--no-cold-build", action="store_true", help="skip the cold builds of the 10,000-row "
+                                                                      "catalogue")
     args = parser.parse_args()
+    names = [n for n in args.libraries.split(",") if n]
+    if not names or any(n not in LIBRARIES for n in names):
+        parser.error(f"--libraries takes a comma-separated list of {', '.join(LIBRARIES)}")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     torch_env = {**env, "SKILL_ROUTER_ONNX": "0"}
     work = Path(tempfile.mkdtemp(prefix="skill-router-cold-"))
-    write_catalog(work / "catalog.jsonl", library(real_skills(), 10_000, random.Random(SEED)))
+    if "catalog-10000" in names or not args.no_cold_build:
+        write_catalog(work / "catalog.jsonl", library(real_skills(), 10_000, random.Random(SEED)))
     results: dict[str, Any] = {"query": QUERY, "runs": args.runs, "load_average_start": os.getloadavg()}
-    for name in ("bundled", "corpora", "catalog-10000"):
+    for name in names:
         lib = library_args(name, work) + ["--index-dir", str(work / f"index-{name}")]
         start = time.perf_counter()
         run(["index", *lib], env)
         indexed = time.perf_counter() - start
         walls: dict[str, list[float]] = {"onnx": [], "torch": []}
+        cpus: dict[str, list[float]] = {"onnx": [], "torch": []}
         outputs: dict[str, set[str]] = {"onnx": set(), "torch": set()}
         for _ in range(args.runs):
             for path, path_env in (("onnx", env), ("torch", torch_env)):
-                wall, out = run(["route", QUERY, *lib, "--json"], path_env)
+                wall, out, cpu = run(["route", QUERY, *lib, "--json"], path_env)
                 walls[path].append(wall)
+                cpus[path].append(cpu)
                 outputs[path].add(json.dumps([row["id"] for row in json.loads(out)]))
         rss = {path: measure_rss(["route", QUERY, *lib, "--json"], path_env)
                for path, path_env in (("onnx", env), ("torch", torch_env))}
@@ -101,23 +116,26 @@ def main() -> None:
             "index_s": round(indexed, 2),
             "route_wall_s": {p: round(statistics.median(w), 3) for p, w in walls.items()},
             "route_wall_all_s": {p: [round(x, 3) for x in w] for p, w in walls.items()},
+            "route_cpu_s": {p: round(statistics.median(c), 3) for p, c in cpus.items()},
             "peak_rss_mb": rss,
             "same_ranking": outputs["onnx"] == outputs["torch"] and len(outputs["onnx"]) == 1,
         }
         r = results[name]
-        print(f"{name:14} route median wall: onnx {r['route_wall_s']['onnx']:.2f} s, torch "
+        print(f"{name:14} route median wall: onnx {r['route_wall_s']['onnx']:.2f} s (CPU "
+              f"{r['route_cpu_s']['onnx']:.2f} s), torch "
               f"{r['route_wall_s']['torch']:.2f} s ({r['route_wall_s']['torch'] / r['route_wall_s']['onnx']:.1f}x); "
               f"peak RSS onnx {rss['onnx']} MB, torch {rss['torch']} MB; same ranking {r['same_ranking']}",
               flush=True)
     builds = {}
-    for path, path_env in (("onnx", env), ("torch", torch_env)):
+    for path, path_env in () if args.no_cold_build else (("onnx", env), ("torch", torch_env)):
         folder = work / f"build-{path}"
         start = time.perf_counter()
         run(["index", "--catalog", str(work / "catalog.jsonl"), "--index-dir", str(folder)], path_env)
         builds[path] = round(time.perf_counter() - start, 1)
-    results["cold_build_10000_s"] = builds
+    if builds:
+        results["cold_build_10000_s"] = builds
+        print(f"cold build of 10,000 skills: onnx {builds['onnx']} s, torch {builds['torch']} s")
     results["load_average_end"] = os.getloadavg()
-    print(f"cold build of 10,000 skills: onnx {builds['onnx']} s, torch {builds['torch']} s")
     print(f"wrote {save('cold_start', results)}")
 
 

@@ -14,8 +14,9 @@ to exit, the way the harness runs it:
 - ``after_stop``: the default hook (2 s budget) right after ``skill-router stop``, each run: it starts the server
   and answers in-process, or prints nothing, and must never take longer than its budget.
 
-Reports wall-clock p50/p99, the CPU time p50 (user + system: what the hook costs on a shared machine whatever the
-load), how many runs carried a context, the load average before and after, and the top entries of
+Reports wall-clock p50/p99, the CPU time p50 (user + system of the hook and of every process it starts, counted by
+a wrapper that reaps them all: what the hook costs on a shared machine whatever the load), how many runs carried a
+context, the load average before and after, and the top entries of
 ``python -X importtime`` for one warm hook (what a prompt pays before its one HTTP request). The code is
 byte-compiled first, as ``pip install`` does (``--no-compile``: as it is; with ``PYTHONDONTWRITEBYTECODE`` set and
 no ``__pycache__``, every hook compiles the modules it imports). ``--compare COMMIT`` times that commit's
@@ -28,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -68,6 +68,39 @@ def payload(project: Path, i: int) -> str:
                        "cwd": str(project)})
 
 
+#: Runs one command as a child subreaper (Linux), so that every process the hook leaves behind (a child it does not
+#: wait for) is reaped here and its CPU time counted: prints the hook's wall seconds (spawn to exit, what the
+#: harness waits for), the CPU seconds of the whole tree, and its stdout.
+REAPER = """
+import ctypes, json, os, resource, subprocess, sys, time
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+except (OSError, AttributeError):
+    pass
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdin=sys.stdin, capture_output=True)
+wall = time.perf_counter() - start
+give_up = time.monotonic() + 5  # a server the hook started lives on: not waited for
+while time.monotonic() < give_up:
+    try:
+        if os.waitpid(-1, os.WNOHANG) == (0, 0):
+            time.sleep(0.005)
+    except ChildProcessError:
+        break
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "stdout": done.stdout.decode()}, sys.stdout)
+"""
+
+
+def timed_hook(project: Path, env: dict[str, str], i: int, *options: str) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the hook and every process it started, stdout) of one hook."""
+    done = subprocess.run([sys.executable, "-c", REAPER, *CLI, "hook", "claude-code", *options],
+                          input=payload(project, i), capture_output=True, text=True, cwd=project, env=env,
+                          timeout=120, check=True)
+    result = json.loads(done.stdout)
+    return result["wall"], result["cpu"], result["stdout"]
+
+
 def time_hooks(project: Path, envs: dict[str, dict[str, str]], runs: int, *options: str) -> dict[str, Any]:
     """Each tree's hooks (``envs``: its environment by name), run after run in turn."""
     seconds: dict[str, list[float]] = {name: [] for name in envs}
@@ -76,14 +109,10 @@ def time_hooks(project: Path, envs: dict[str, dict[str, str]], runs: int, *optio
     loads = [os.getloadavg()[0]]
     for i in range(runs):
         for name, env in envs.items():
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            done = subprocess.run([*CLI, "hook", "claude-code", *options], input=payload(project, i),
-                                  capture_output=True, text=True, cwd=project, env=env, timeout=120)
-            seconds[name].append(time.perf_counter() - start)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            carried[name] += bool(done.stdout.strip())
+            wall, used, stdout = timed_hook(project, env, i, *options)
+            seconds[name].append(wall)
+            cpu[name].append(used)
+            carried[name] += bool(stdout.strip())
     loads.append(os.getloadavg()[0])
     out: dict[str, Any] = {}
     for name in envs:
@@ -108,7 +137,7 @@ def after_stop(project: Path, envs: dict[str, dict[str, str]], runs: int) -> dic
             subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
             for estimate in Path(env["XDG_RUNTIME_DIR"], "skill-router").glob("*.inprocess"):
                 estimate.unlink()  # each run tries in-process, as the first prompt after a stop does
-            start = time.perf_counter()
+            start = time.perf_counter()  # this hook starts a server, which must not be waited for
             done = subprocess.run([*CLI, "hook", "claude-code"], input=payload(project, i), capture_output=True,
                                   text=True, cwd=project, env=env, timeout=120)
             seconds[name].append(time.perf_counter() - start)
@@ -181,8 +210,10 @@ def main() -> None:
                 byte_compile(Path(tree_env["PYTHONPATH"]))
         imports = {name: import_times(project, tree_env) for name, tree_env in envs.items()}
         warm = time_hooks(project, envs, args.runs)
+        print(json.dumps({"warm": warm}), flush=True)
         subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
         cold = time_hooks(project, envs, args.runs, "--no-start", "--timeout", "30")
+        print(json.dumps({"in_process": cold}), flush=True)
         stopped = after_stop(project, envs, max(5, args.runs // 2))
         subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
     result = {"skills": count, "setup_s": round(setup_s, 1), "byte_compiled": not args.no_compile,

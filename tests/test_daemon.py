@@ -272,7 +272,7 @@ def test_the_in_process_fallback_reads_a_skill_edited_since_the_library_was_kept
     time.sleep(2.1)  # older than router.fresh.RACY_S: the library read now is kept
     first = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")
     assert "- weather-forecast: Give the weather forecast" in first.stdout, first.stderr
-    assert (world.parent / "index" / "library.json").is_file()
+    assert (world.parent / "index" / "library.saved").is_file()
     skill = world / ".claude" / "skills" / "weather-forecast" / "SKILL.md"
     skill.write_text(skill.read_text().replace("Give the weather forecast", "Forecast rain and sun"))
     after = hook(world, "will it rain in Lyon this weekend?", "--no-start", "--timeout", "60")

@@ -113,5 +113,12 @@ def test_a_corrupt_or_foreign_file_is_not_used(project: Path) -> None:
     assert fresh.save(spec, spec.load(), now=LATER)
     Path(fresh.path(spec)).write_text("{not json")
     assert fresh.read(spec) is None
+    assert fresh.save(spec, spec.load(), now=LATER)
+    whole = Path(fresh.path(spec)).read_bytes()
+    assert whole.count(b"\n") > 1 and b"\n" not in whole[:whole.index(b"}\n") + 1]  # one line, then the bodies
+    for damaged in (whole[:len(whole) // 2], whole[:-1], whole + b"x", b"\xff\xfe" + whole,
+                    whole.replace(b'"stamps"', b'"st\xe9mps"'), whole[:-1] + b"\xff"):
+        Path(fresh.path(spec)).write_bytes(damaged)  # cut, longer, or not UTF-8: read again from the skills
+        assert fresh.read(spec) is None
     other = LibrarySpec.create(profile="claude-code", cwd=project / ".claude", index_dir=project.parent / "index")
     assert fresh.save(spec, spec.load(), now=LATER) and fresh.read(other) is None

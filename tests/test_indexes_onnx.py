@@ -17,7 +17,15 @@ import pytest
 
 from indexes import Encoder, OnnxEncoder, OnnxUnavailable, ensure_onnx_encoder, find_onnx_encoder
 from indexes import onnx_encoder, onnx_export
-from indexes.onnx_encoder import MANIFEST, MODEL_FILE, TOLERANCE, export_dir, model_hash
+from indexes.onnx_encoder import (
+    EXTERNAL_DATA_FILE,
+    EXTERNAL_MODEL_FILE,
+    MANIFEST,
+    MODEL_FILE,
+    TOLERANCE,
+    export_dir,
+    model_hash,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss")
@@ -246,3 +254,38 @@ def test_local_model_folder_with_the_same_content_shares_the_export(cache: Path,
     assert found is not None
     assert found.folder == export_dir(cache_dir=cache)  # keyed by content, not by where the folder is
     assert found.model_id == str(copy)  # the id the torch Encoder reports for that folder
+
+
+def test_the_external_weights_copy_gives_the_same_vectors_and_is_what_loads(cache: Path, onnx: OnnxEncoder) -> None:
+    folder = export_dir(cache_dir=cache)
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    assert sorted(manifest["external"]["files"]) == [EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE]
+    assert manifest["external"]["same_vectors_as"] == MODEL_FILE
+    assert (folder / EXTERNAL_MODEL_FILE).stat().st_size < 2_000_000 < (folder / EXTERNAL_DATA_FILE).stat().st_size
+    assert onnx.model_path() == folder / EXTERNAL_MODEL_FILE
+    inline = OnnxEncoder(folder, manifest, onnx._tokenizer)
+    inline._open(folder / MODEL_FILE)
+    assert np.array_equal(onnx.encode(TEXTS), inline.encode(TEXTS))  # bit for bit
+
+
+def test_a_damaged_external_copy_falls_back_to_model_onnx(export_copy: Path, onnx: OnnxEncoder) -> None:
+    with (export_copy / EXTERNAL_DATA_FILE).open("r+b") as handle:
+        handle.truncate(1000)
+    loaded = OnnxEncoder.load(export_copy)
+    assert loaded.model_path() == export_copy / MODEL_FILE
+    assert np.array_equal(loaded.encode(TEXTS), onnx.encode(TEXTS))
+
+
+def test_an_export_made_before_the_copy_gets_it_from_ensure(cache: Path, tmp_path: Path) -> None:
+    shutil.copytree(cache, tmp_path / "cache")
+    folder = export_dir(cache_dir=tmp_path / "cache")
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    del manifest["external"]
+    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    for name in (EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE):
+        (folder / name).unlink()
+    assert OnnxEncoder.load(folder).model_path() == folder / MODEL_FILE
+    ensure_onnx_encoder(cache_dir=tmp_path / "cache")
+    assert OnnxEncoder.load(folder).model_path() == folder / EXTERNAL_MODEL_FILE
+    assert sorted(p.name for p in folder.iterdir()) == sorted([MANIFEST, MODEL_FILE, "tokenizer.json",
+                                                               EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE])

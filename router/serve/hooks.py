@@ -15,9 +15,10 @@ the end until it fits); nothing when the router abstains or the library is small
 
 The command (:func:`main`) must never break a prompt: on any failure it exits 0 with no output and one line on
 stderr, and it answers within its time budget. It asks the running server first (``--url``); when nothing listens
-there it routes in-process under what is left of the budget: with the model's ONNX export (made once by a server)
-that takes about half a second; with torch, whose import alone takes longer than the budget, the hook prints
-nothing and says why on stderr. This module imports only the
+there it routes in-process under what is left of the budget (:func:`route_apart`): the embedding model (its ONNX
+export, made once by ``setup`` or a server) loads in a process of its own while the hook's child reads the library
+and its index, about 0.45 s of CPU on ~700 skills shared by two processes; with torch, whose import alone takes
+longer than the budget, the hook prints nothing and says why on stderr. This module imports only the
 standard library at the top: a hook's start-up time is paid on every prompt.
 
 The budget (``--timeout``) is one deadline for the whole call, counted from the moment the process was created
@@ -42,7 +43,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence, TextIO
 
-from router.safetext import safe_value  # re and typing only: nothing a hook's start-up would notice
+from router.safetext import safe_text, safe_value  # re and typing only: nothing a hook's start-up would notice
 
 if TYPE_CHECKING:
     import socket
@@ -386,10 +387,12 @@ def in_process_library(harness: str, args: argparse.Namespace, cwd: str, *, keep
     return LibrarySource.read(spec, config, loaded=loaded)
 
 
-def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True) -> Router:
+def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep: bool = True,
+                      model: _Apart | None = None) -> Router:
     """The router of the in-process fallback over :func:`in_process_library` (its index loaded now). The
-    embedding model loads meanwhile, on another thread, so that what of it runs outside the interpreter lock
-    (reading the model, onnxruntime's own work) overlaps."""
+    embedding model loads meanwhile: in ``model``'s forked child when one is given (:class:`_Apart`, for a
+    process that routes once and leaves; the caller stops it), else on another thread, so that what of it runs
+    outside the interpreter lock (reading the model, onnxruntime's own work) overlaps."""
     from dataclasses import replace
 
     from router.config import find_config
@@ -397,11 +400,48 @@ def in_process_router(harness: str, args: argparse.Namespace, cwd: str, *, keep:
     from router.routing import Router
 
     config = find_config(args.config).with_(model=args.model)
-    encoder = _Background(config.model)
+    encoder: _Background | _Apart = model if model is not None else _Background(config.model)
     source = in_process_library(harness, args, cwd, keep=keep, config=config)
     chosen, notes = encoder.result()
     source = replace(source, chosen_encoder=chosen, notes=source.notes + tuple(notes))
     return Router(LibraryIndex.create(source))
+
+
+#: In the child :func:`apart` forks: the pipe its answer goes through, which a process it forks must not hold,
+#: and what to do once the answer is sent.
+_ANSWER_FD: int | None = None
+_AFTER_ANSWER: list[Callable[[], None]] = []
+
+
+class _Apart:
+    """The embedding model of the in-process fallback (``args``' config's model) loading in a forked child of its
+    own (:class:`router.encoder_process.EncoderProcess`) from construction on, then embedding ``prompt``; on a
+    thread (:class:`_Background`) where it cannot fork."""
+
+    def __init__(self, args: argparse.Namespace, prompt: str = "") -> None:
+        from router.encoder_process import EncoderProcess
+
+        def model() -> str | None:
+            from router.config import find_config
+
+            return find_config(args.config).with_(model=args.model).model
+
+        self._fallback: _Background | None = None
+        self.process: EncoderProcess | None = None
+        try:
+            self.process = EncoderProcess(model, close_fds=() if _ANSWER_FD is None else (_ANSWER_FD,),
+                                          prefetch=[safe_text(prompt)] if prompt.strip() else [])
+        except (OSError, AttributeError):  # cannot fork (AttributeError: no os.fork on this system)
+            self._fallback = _Background(model())
+
+    def result(self) -> tuple[Any, list[str]]:
+        if self._fallback is not None:
+            return self._fallback.result()
+        return self.process, []
+
+    def close(self, *, wait: bool = True) -> None:
+        if self.process is not None:
+            self.process.close(wait=wait)
 
 
 class _Background:
@@ -455,6 +495,37 @@ def route_in_process(harness: str, prompt: str, args: argparse.Namespace, cwd: s
     # The router embeds the request with the model's ONNX export when one is cached (a server or a build made it),
     # which fits the budget; torch takes longer to import than that.
     return routing_context(harness, in_process_router(harness, args, cwd).route(prompt))
+
+
+def route_apart(harness: str, prompt: str, args: argparse.Namespace, library: Library, why: str) -> str:
+    """:func:`route_in_process` for a process that routes once and leaves (the hook's child, :func:`apart`): the
+    embedding model loads in a process of its own (:class:`_Apart`) while this one reads the library and its
+    index, and is stopped once the answer is known. HookError (``why`` no server answered, first) when the
+    library is not prepared for it (:func:`not_prepared`: the index is checked here, the model's export there)."""
+    import numpy  # noqa: F401  (both processes need it: imported once, before the fork)
+
+    from router import daemon
+    from router.encoder_process import Unprepared
+
+    model = _Apart(args, prompt)  # the router embeds the prompt as it is made safe (router.routing.Router)
+    try:
+        index_dir = daemon.index_folder(library)
+        reason = None if os.path.isfile(os.path.join(index_dir, "manifest.json")) else "its index is not built yet"
+        if reason is None and model.process is None:
+            reason = not_prepared(library, index_dir)
+        if reason is None:
+            try:
+                return routing_context(harness, in_process_router(harness, args, library.cwd, model=model)
+                                       .route(prompt))
+            except Unprepared as exc:  # the child found no export of the model
+                reason = str(exc)
+        raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
+                        f"'skill-router setup {harness}' once")
+    finally:
+        if _ANSWER_FD is None:
+            model.close()
+        else:  # stopped once the answer is on its way: freeing the model's memory is no part of the answer
+            _AFTER_ANSWER.append(lambda: model.close(wait=False))
 
 
 def _read_token(path: str | None) -> str | None:
@@ -589,10 +660,6 @@ def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome
     is left until ``deadline`` (then HookError at once)."""
     from router import daemon
 
-    reason = not_prepared(library, daemon.index_folder(library))
-    if reason is not None:
-        raise HookError(f"{why}, and this library cannot be routed in-process within a prompt: {reason}; run "
-                        f"'skill-router setup {args.harness}' once")
     left = deadline - time.monotonic()
     estimate = daemon.in_process_estimate(library)
     if estimate is not None and estimate > left:
@@ -608,7 +675,7 @@ def _in_process(args: argparse.Namespace, prompt: str, library: Library, outcome
     outcome["late"] = late
     options = in_process_options(args, library)
     try:
-        context = apart(lambda: route_in_process(args.harness, prompt, options, library.cwd), deadline)
+        context = apart(lambda: route_apart(args.harness, prompt, options, library, why), deadline)
     except (HookError, _Late):
         raise
     except Exception as error:
@@ -632,6 +699,13 @@ def apart(work: Callable[[], str], deadline: float) -> str:
     if pid == 0:  # the child: answer through the pipe, never touch the hook's stdout or stderr, leave at once
         code = 0
         try:
+            import gc
+
+            # A process that answers once and leaves: reference cycles are freed by its exit, and the collector's
+            # passes over the library's objects cost 15-25 ms of a ~0.2 s answer.
+            gc.disable()
+            global _ANSWER_FD
+            _ANSWER_FD = write
             os.close(read)
             quiet = os.open(os.devnull, os.O_RDWR)  # a harness reading the hook's output waits for every holder
             for fd in (0, 1, 2):
@@ -645,6 +719,9 @@ def apart(work: Callable[[], str], deadline: float) -> str:
             data = json.dumps(answer).encode("utf-8")
             while data:
                 data = data[os.write(write, data):]
+            os.close(write)  # the answer is complete: the hook goes on at once
+            for then in _AFTER_ANSWER:
+                then()
         except BaseException:
             code = 1
         finally:
