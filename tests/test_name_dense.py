@@ -51,7 +51,8 @@ def test_the_name_words_alone_are_embedded_and_scored_by_cosine() -> None:
     query = encoder.encode([REQUEST])[0]
     np.testing.assert_allclose(scored.signals["name_dense"][0], names @ query, rtol=1e-6)
     assert routed.embedded_count == 6  # three descriptions and three names
-    np.testing.assert_allclose(routed.fuse(scored), expected(scored, {"bm25": 0.3, "dense": 1.0, "name_dense": 0.5}),
+    np.testing.assert_allclose(routed.fuse(scored), expected(scored, {"bm25": 0.3, "dense": 1.0, "name_dense": 0.5,
+                                                                        "centrality": 0.2}),
                                rtol=1e-12)
 
 
@@ -70,7 +71,7 @@ def test_the_default_counts_names_in_a_catalogue_whose_names_differ_from_its_des
               Skill(name="qr-code", description="Make a square image from a link."),
               Skill(name="WeatherTool", description="Forecasts and current conditions for any city.")]
     encoder = FakeEncoder(dim=64)
-    routed = router(encoder, skills)
+    routed = router(encoder, skills, weights={"centrality": 0.0})  # the names alone
     vectors = encoder.encode(["Aus Petrol Prices", "Finance Tool", "qr code", "Weather Tool"])
     descriptions = encoder.encode([s.description for s in skills])
     assert name_dense.agreement(vectors, descriptions) < name_dense.AGREEMENT
