@@ -66,8 +66,12 @@ class RouterConfig:
         rank fusion, Cormack et al. 2009).
     weights: per-signal weights (``bm25``, ``dense``, ``examples``, the body's ``body_bm25`` / ``body_dense``, and
         ``passages``, the best BM25 passage of the whole body, :mod:`router.passages`; 0.8 with body_bm25 0 chosen
-        on the dev sets; ``name_dense``, the embedding of the name words alone, 0 by default: built only when it
-        weighs something).
+        on the dev sets; ``name_dense``, the embedding of the name words alone: a weight above 0 counts it in every
+        library; at 0, ``catalogue_names`` decides; ``centrality``, each skill's closeness to the library's mean
+        description, the same for every request, 0.2 chosen on the dev sets, :mod:`router.signals.centrality`).
+    catalogue_names: the weight of ``name_dense`` in a library without SKILL.md bodies whose names say something
+        their descriptions do not (the rule of :mod:`router.signals.name_dense`; 0.3 chosen on the dev sets: MetaTool
+        hit@1 / hit@5 +1.0 / +2.3, the other dev sets unchanged); 0 turns the rule off.
     rrf_k: the RRF constant.
     threshold: abstain when the routing confidence (best cosine of the request with a description or an example)
         is below this; None never abstains.
@@ -102,12 +106,14 @@ class RouterConfig:
     model: str | None = field(default=None, metadata=INDEX)
     context_weight: float = 0.3
     split_weight: float = 0.5
+    catalogue_names: float = 0.3
     glosses: bool = True
     confine: bool = False
     index_url: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight", "split_weight"):
+        for name in ("k", "route_above", "rrf_k", "threshold", "body_tokens", "context_weight", "split_weight",
+                     "catalogue_names"):
             value = getattr(self, name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
@@ -145,6 +151,10 @@ class RouterConfig:
             raise ConfigError(f"context_weight must be a number >= 0, got {brief(self.context_weight)}")
         if isinstance(self.split_weight, bool) or not isinstance(self.split_weight, Real) or not self.split_weight >= 0:
             raise ConfigError(f"split_weight must be a number >= 0, got {brief(self.split_weight)}")
+        if isinstance(self.catalogue_names, bool) or not isinstance(self.catalogue_names, Real) \
+                or not self.catalogue_names >= 0:
+            raise ConfigError(f"catalogue_names must be a number >= 0 (0 turns the names rule off), got "
+                              f"{brief(self.catalogue_names)}")
         if not isinstance(self.dense_name, bool):
             raise ConfigError(f"dense_name must be true or false, got {brief(self.dense_name)}")
         if not isinstance(self.no_skill, bool):
@@ -168,8 +178,10 @@ class RouterConfig:
 
     @property
     def embeds_names(self) -> bool:
-        """Whether the ``name_dense`` signal is built: only when it weighs something (the default weighs it 0)."""
-        return self.weights["name_dense"] > 0
+        """Whether the ``name_dense`` signal may be built: when it weighs something, or when ``catalogue_names`` lets
+        the library decide (:func:`router.signals.name_dense.names_count`: the default builds it only in a library
+        without bodies whose names say something of their own)."""
+        return self.weights["name_dense"] > 0 or self.catalogue_names > 0
 
     @classmethod
     def index_fields(cls) -> tuple[str, ...]:
@@ -177,9 +189,11 @@ class RouterConfig:
         return tuple(f.name for f in fields(cls) if f.metadata.get("shapes") == "index")
 
     def index_part(self) -> tuple[Any, ...]:
-        """What the built index depends on: the index fields' values, and whether bodies and names are embedded. Two
-        configs with the same index part share one built index."""
-        return tuple(getattr(self, name) for name in self.index_fields()) + (self.embeds_bodies, self.embeds_names)
+        """What the built index depends on: the index fields' values, whether bodies are embedded and what decides
+        whether names are (their weight, or the library's rule). Two configs with the same index part share one
+        built index."""
+        return tuple(getattr(self, name) for name in self.index_fields()) + (
+            self.embeds_bodies, self.weights["name_dense"] > 0, self.catalogue_names > 0)
 
     def index_parameters(self) -> dict[str, Any]:
         """The index fields the index folder's signature is made from (the model is checked on its own, by id)."""

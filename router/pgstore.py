@@ -762,6 +762,7 @@ class PgSignals:
         self.k = k
         self.depth = depth_for(k)  # the top lists' depth for the config's k
         self.cut = 0  # requests whose fill was cut at the lowest retrieved score (see indexes.fill)
+        self._central: tuple[int, np.ndarray] | None = None  # (generation id, centrality): read once per generation
         g = generation
         self._position = np.full(int(g.slots[-1]) + 1 if g.n else 0, -1, dtype=np.int64)  # slot -> position
         if ids is None or tuple(ids) == g.ids:
@@ -811,7 +812,7 @@ class PgSignals:
             [f for f in g.fields if f != "bm25"]
         out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
-            return out
+            return {**out, "centrality": np.zeros((0, g.n))}
         from psycopg import errors
 
         for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
@@ -822,6 +823,7 @@ class PgSignals:
                             self._retrieved(conn, text, vector)
                         for name in names:
                             out[name][row] = scores[name]
+                    out["centrality"] = np.repeat(self._centrality(conn)[None, :], len(texts), axis=0)
                 return out
             except errors.UndefinedTable:
                 raise StoreUnavailable("the index epoch this router read was replaced while it was serving; the "
@@ -830,6 +832,20 @@ class PgSignals:
                 if attempt:
                     raise
         raise AssertionError("unreachable")
+
+    def _centrality(self, conn: Any) -> np.ndarray:
+        """The ``centrality`` signal (:mod:`router.signals.centrality`): each live description vector's inner
+        product with their mean, one statement per generation."""
+        g = self.generation
+        if self._central is None or self._central[0] != g.id:
+            live = _live()
+            rows = conn.execute(_sql("SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {d} WHERE " + live +
+                                     ")) FROM {d} WHERE " + live, d=g.table("docs")), {"g": g.id}).fetchall()
+            values = np.zeros(g.n)
+            if rows:
+                values[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
+            self._central = (g.id, values)
+        return self._central[1]
 
     def _terms(self, text: str) -> list[str]:
         """The request's tokens, repeats included, in order: summed in this order, as :class:`indexes.BM25Index`

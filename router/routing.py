@@ -61,6 +61,7 @@ from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer, requested_k
 from router.signals import lexical_names
+from router.signals.name_dense import name_weights
 from router.skill import Skill
 from router.spec import LibrarySpec
 
@@ -354,6 +355,8 @@ class Router:
             # for where the id order put them among the zeros.
             present = {name: values > 0 for name, values in kept.items() if name in lexical}
             weights = config.weights if "passages" in kept else passage_index.weights_without(dict(config.weights))
+            if "name_dense" in kept:  # present only where the library's names count (router.signals.name_dense)
+                weights = name_weights(weights, config)
             return fuse_score_arrays(kept, weights, method=config.fusion, tie_order=self.order,
                                      rrf_k=config.rrf_k, present=present)
 

@@ -172,7 +172,7 @@ def test_excluded_is_never_shown_in_a_small_library(small_router) -> None:
 
 
 def test_named_skill_is_included_in_its_fused_place(bundled: Router) -> None:
-    request = "will it rain in Lyon this weekend? then the log analysis"
+    request = "will it rain or snow in Lyon this weekend? then log analysis"
     fused, per_signal = scores(bundled, request)
     plain = [s.id for s in sorted(bundled.skills, key=lambda s: -fused[bundled.skills.index(s)])][:3]
     assert plain[:2] == ["weather-forecast", "log-analysis"]
