@@ -17,9 +17,19 @@ every function takes ``cache_dir`` to put it elsewhere)::
         onnx.json                   manifest: format version, model id and hash, dimension, sequence length,
                                     padding ids, size/mtime/sha256 of the two files, the check against
                                     sentence-transformers (max abs difference, tolerance, passed) and versions
+        model.mapped.onnx           the same graph with its weights in model.weights (made from model.onnx on
+        model.weights               first load, :func:`mapped_model`): what the session loads, memory-mapped
+        mapped.json                 which model.onnx they were made from, size/mtime/sha256 of both
 
 An export that failed its check keeps only ``onnx.json`` (``passed: false`` and the reason), so the check is not
 repeated on every run with the same library versions.
+
+Weights. ``model.onnx`` holds its 90 MB of weights inline, which onnxruntime parses and copies into the process
+(about twice their size at the peak). The session loads ``model.mapped.onnx`` instead, the same graph whose
+weights are references into ``model.weights``, which onnxruntime memory-maps: the token embedding table (half of
+the weights) is file pages shared by every process on the machine and never copied, the session is made in a
+quarter of the time, and the vectors are the same to the last bit (the graph onnxruntime optimises is the same).
+A cache that cannot be written keeps loading ``model.onnx``.
 
 Errors are :class:`indexes.base.OnnxUnavailable` with a one-line reason; the caller falls back to
 :class:`indexes.encoder.Encoder`.
@@ -29,7 +39,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,6 +57,13 @@ MANIFEST = "onnx.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 SOURCES = "sources.json"
+MAPPED_MODEL = "model.mapped.onnx"
+WEIGHTS_FILE = "model.weights"
+MAPPED = "mapped.json"
+MAPPED_FORMAT = 1
+# Initializers from this size on move to WEIGHTS_FILE (onnx's own default threshold), each at a page boundary.
+_EXTERNAL_FROM = 1024
+_PAGE = 4096
 # Largest difference from the sentence-transformers vectors an export may show on the check texts. Measured
 # exports of MiniLM differ by about 2e-7 (float32 rounding in another kernel order).
 TOLERANCE = 1e-5
@@ -190,10 +209,10 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _check_files(folder: Path, manifest: dict[str, Any]) -> None:
+def _check_files(folder: Path, manifest: dict[str, Any], names: Sequence[str] = (MODEL_FILE, TOKENIZER_FILE)) -> None:
     """Detect a truncated or altered export: sizes always, SHA-256 when a file's mtime is not the recorded one."""
     files = manifest.get("files")
-    for name in (MODEL_FILE, TOKENIZER_FILE):
+    for name in names:
         record = files.get(name) if isinstance(files, dict) else None
         path = folder / name
         if not isinstance(record, dict):
@@ -211,6 +230,146 @@ def _check_files(folder: Path, manifest: dict[str, Any]) -> None:
             )
         if stat.st_mtime_ns != record.get("mtime_ns") and _sha256(path) != record.get("sha256"):
             raise OnnxUnavailable(f"ONNX export file '{path}' was altered since export: delete '{folder}' to re-export")
+
+
+# -- the weights in a file of their own ------------------------------------------------------------------------------
+# The protobuf wire format, as much of it as moving an initializer's raw bytes out needs: ModelProto.graph is field
+# 7, GraphProto.initializer field 5; TensorProto.raw_data 9, external_data 13 (StringStringEntryProto: key 1,
+# value 2), data_location 14 (1: EXTERNAL). Every other field is copied byte for byte.
+def _varint(data: Any, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise OnnxUnavailable("the ONNX graph is not a valid protobuf message (a varint is too long)")
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def _fields(data: Any, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """(field number, wire type, value start, value end, key start) of each field of the message in
+    ``data[start:end]``; a length-delimited value is the bytes after its length."""
+    pos = start
+    while pos < end:
+        key_start = pos
+        key, pos = _varint(data, pos)
+        number, kind = key >> 3, key & 7
+        if kind == 0:
+            _, after = _varint(data, pos)
+        elif kind == 1:
+            after = pos + 8
+        elif kind == 2:
+            length, pos = _varint(data, pos)
+            after = pos + length
+        elif kind == 5:
+            after = pos + 4
+        else:
+            raise OnnxUnavailable(f"the ONNX graph uses protobuf wire type {kind}, which this reader does not split")
+        if after > end:
+            raise OnnxUnavailable("the ONNX graph is truncated (a field runs past its message)")
+        yield number, kind, pos, after, key_start
+        pos = after
+
+
+def _delimited(number: int, payload: bytes) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
+
+
+def _external_tensor(data: Any, start: int, end: int, weights: Any, location: str) -> bytes:
+    """The TensorProto in ``data[start:end]`` with its raw data moved to the end of ``weights`` (at a page
+    boundary) and referenced by location, offset and length; small or non-raw tensors are copied as they are."""
+    raw = None
+    for number, kind, value_start, value_end, _ in _fields(data, start, end):
+        if number == 14 or number == 13:
+            return bytes(data[start:end])  # already external
+        if number == 9 and kind == 2:
+            raw = (value_start, value_end)
+    if raw is None or raw[1] - raw[0] < _EXTERNAL_FROM:
+        return bytes(data[start:end])
+    offset = -(-weights.tell() // _PAGE) * _PAGE
+    weights.write(b"\0" * (offset - weights.tell()))
+    for low in range(raw[0], raw[1], 1 << 20):
+        weights.write(data[low:min(raw[1], low + (1 << 20))])
+    out = bytearray()
+    for number, _, _, value_end, key_start in _fields(data, start, end):
+        if number != 9:
+            out += data[key_start:value_end]
+    for key, value in (("location", location), ("offset", str(offset)), ("length", str(raw[1] - raw[0]))):
+        out += _delimited(13, _delimited(1, key.encode()) + _delimited(2, value.encode()))
+    out += _encode_varint(14 << 3 | 0) + _encode_varint(1)
+    return bytes(out)
+
+
+def split_weights(source: Path, graph: Path, weights: Path, *, location: str | None = None) -> None:
+    """Write the ONNX model ``source`` as ``graph`` (every initializer of 1 KiB or more replaced by a reference to
+    ``location``, by default ``weights``' name: the file in the graph's folder onnxruntime reads them from) and
+    ``weights`` (their raw bytes, each at a page boundary). Reads ``source`` through a memory map: no copy of the
+    model is held."""
+    location = weights.name if location is None else location
+    with open(source, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data, \
+            open(weights, "wb") as out_weights:
+        model = bytearray()
+        for number, kind, start, end, key_start in _fields(data, 0, len(data)):
+            if number != 7 or kind != 2:
+                model += data[key_start:end]
+                continue
+            body = bytearray()
+            for inner, inner_kind, value_start, value_end, inner_key in _fields(data, start, end):
+                if inner == 5 and inner_kind == 2:
+                    body += _delimited(5, _external_tensor(data, value_start, value_end, out_weights, location))
+                else:
+                    body += data[inner_key:value_end]
+            model += _delimited(7, bytes(body))
+    graph.write_bytes(bytes(model))
+
+
+def _file_record(path: Path) -> dict[str, Any]:
+    stat = path.stat()
+    return {"bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": _sha256(path)}
+
+
+def mapped_model(folder: Path, manifest: dict[str, Any]) -> Path:
+    """The graph the session of the export in ``folder`` loads: :data:`MAPPED_MODEL`, whose weights onnxruntime
+    memory-maps from :data:`WEIGHTS_FILE`, made from :data:`MODEL_FILE` the first time (and again when it is
+    missing, altered or from another ``model.onnx``); :data:`MODEL_FILE` itself where they cannot be written."""
+    source_sha = manifest["files"][MODEL_FILE].get("sha256")
+    try:
+        record = json.loads((folder / MAPPED).read_text(encoding="utf-8"))
+        if isinstance(record, dict) and record.get("format") == MAPPED_FORMAT and record.get("source") == source_sha:
+            _check_files(folder, record, (MAPPED_MODEL, WEIGHTS_FILE))
+            return folder / MAPPED_MODEL
+    except (OSError, ValueError, OnnxUnavailable):
+        pass
+    suffix = f".{os.getpid()}.{threading.get_ident()}.tmp"
+    graph, weights = folder / (MAPPED_MODEL + suffix), folder / (WEIGHTS_FILE + suffix)
+    try:
+        # written under temporary names, the weights moved into place before the graph that names them (two
+        # processes splitting at once write the same bytes)
+        split_weights(folder / MODEL_FILE, graph, weights, location=WEIGHTS_FILE)
+        os.replace(weights, folder / WEIGHTS_FILE)
+        os.replace(graph, folder / MAPPED_MODEL)
+        _write_json(folder / MAPPED, {"format": MAPPED_FORMAT, "source": source_sha, "files": {
+            MAPPED_MODEL: _file_record(folder / MAPPED_MODEL), WEIGHTS_FILE: _file_record(folder / WEIGHTS_FILE)}})
+    except (OSError, OnnxUnavailable):
+        for path in (graph, weights):
+            path.unlink(missing_ok=True)
+        return folder / MODEL_FILE
+    return folder / MAPPED_MODEL
 
 
 def _threads() -> int:
@@ -245,6 +404,8 @@ class OnnxEncoder:
         self._pad_type_id = int(manifest["pad_type_id"])
         self._tokenizer = tokenizer
         self._session: Any = None
+        #: the graph the session loaded: :data:`MAPPED_MODEL` (weights memory-mapped) or :data:`MODEL_FILE`
+        self.model_file = MODEL_FILE
         self._workers = _threads()
         # Kept, not made per call (threads start on first use): a server encodes small batches many times a second.
         self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="onnx-encode")
@@ -282,6 +443,15 @@ class OnnxEncoder:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: a command-line tool's stderr is for its own notes
+        mapped = mapped_model(self.folder, self._manifest)
+        if mapped.name != MODEL_FILE:
+            try:
+                self._session = onnxruntime.InferenceSession(str(mapped), options,
+                                                             providers=["CPUExecutionProvider"])
+                self.model_file = mapped.name
+                return
+            except Exception:  # onnxruntime's own exception types: the graph with its weights inline still loads
+                pass
         try:
             session = onnxruntime.InferenceSession(
                 str(self.folder / MODEL_FILE), options, providers=["CPUExecutionProvider"]
@@ -290,6 +460,7 @@ class OnnxEncoder:
             reason = " ".join(str(exc).split())
             raise OnnxUnavailable(f"onnxruntime cannot load '{self.folder / MODEL_FILE}' ({reason}): "
                                   f"delete '{self.folder}' to re-export") from None
+        self.model_file = MODEL_FILE
         self._session = session
 
     def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE,
