@@ -370,9 +370,9 @@ def _sums(raw: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
     return values[:dim].copy(), values[dim:].reshape(dim, dim).copy()
 
 
-def read_generation(conn: Any, key: str, url: str, previous: Generation | None = None) -> Generation:
-    """The library's current generation; from ``previous`` (a generation of the same epoch) only the rows that
-    changed between the two are read."""
+def generation_header(conn: Any, key: str, url: str) -> tuple[Any, ...]:
+    """(prefix, dim, id, epoch, n, signature, params, moments) of the library's current generation, none of its
+    rows; :class:`ConfigError` when the database holds no index of the library (or another schema)."""
     check_schema(conn, url)
     row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments FROM "
                        "skill_router_libraries l JOIN skill_router_generations g ON g.id = l.generation WHERE l.key = "
@@ -380,7 +380,13 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
     if row is None:
         raise ConfigError(f"the database {redacted(url)} holds no index of this library: run 'skill-router index "
                           f"--index-url ...' with the same --skills/--catalog and --profile first")
-    prefix, dim, gen_id, epoch, n, signature, params, moments = row
+    return tuple(row)
+
+
+def read_generation(conn: Any, key: str, url: str, previous: Generation | None = None) -> Generation:
+    """The library's current generation; from ``previous`` (a generation of the same epoch) only the rows that
+    changed between the two are read."""
+    prefix, dim, gen_id, epoch, n, signature, params, moments = generation_header(conn, key, url)
     gen_id, epoch, n = int(gen_id), int(epoch), int(n)
     if previous is not None and previous.id == gen_id:
         return previous
@@ -1207,10 +1213,10 @@ class Replica:
             return self.last
 
     def probe(self) -> None:
-        """Read the library's current generation: a wrong URL, or a database without this library's index, fails
-        here (before a server listens)."""
+        """Read the header of the library's current generation (not its rows, which the first router reads): a
+        wrong URL, or a database without this library's index, fails here (before a server listens)."""
         with self.db.connection() as conn:
-            read_generation(conn, self.spec.key, self.db.url)
+            generation_header(conn, self.spec.key, self.db.url)
 
     def _next(self, encoder: Any) -> Router:
         from indexes.tokenize import Tokenizer
