@@ -213,11 +213,20 @@ def fit_counts(vocabulary: Sequence[str], counted: TermCounts, params: BM25Param
             q_freq * (params.k1 + 1) / (q_freq + params.k1 * (1 - params.b + params.b * doc_len / avgdl))
         )
         term_constant = np.zeros(size)
-    from scipy import sparse
+    return csr(values, terms, doc_of, (size, n)), term_constant
 
-    matrix = sparse.csr_matrix((values, (terms, doc_of)), shape=(size, n), dtype=np.float64)
-    matrix.sort_indices()
-    return Postings(matrix.data, matrix.indices, matrix.indptr, (size, n)), term_constant
+
+def csr(values: np.ndarray, rows: np.ndarray, columns: np.ndarray, shape: tuple[int, int]) -> Postings:
+    """The CSR form of the entries ``(rows[i], columns[i]) -> values[i]`` (no two at one place: a document counts
+    each term once), as ``scipy.sparse.csr_matrix((values, (rows, columns)), shape).sort_indices()`` builds it:
+    rows in order, each row's columns ascending, int32 indices while they fit. Without importing scipy (about
+    22 MB of a server's memory, and 0.15-0.4 s of a build)."""
+    order = np.lexsort((columns, rows))
+    index = np.int32 if max(shape[0], shape[1], len(values)) < 2 ** 31 else np.int64
+    indptr = np.zeros(shape[0] + 1, dtype=index)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    return Postings(np.asarray(values, dtype=np.float64)[order], np.asarray(columns)[order].astype(index), indptr,
+                    shape)
 
 
 class BM25Index(Index):
