@@ -188,3 +188,14 @@ def test_a_split_graph_onnxruntime_refuses_falls_back_to_the_inline_model(fresh:
     encoder = OnnxEncoder.load(fresh)
     assert encoder.model_file == MODEL_FILE
     assert np.array_equal(encoder.encode(TEXTS), want)
+
+
+@pytest.mark.model
+def test_the_session_without_arena_or_memory_pattern_gives_a_default_session_s_vectors(
+        fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    encoder = OnnxEncoder.load(fresh)
+    got = encoder.encode(TEXTS)
+    default = onnxruntime.InferenceSession(str(fresh / MODEL_FILE), providers=["CPUExecutionProvider"])
+    monkeypatch.setattr(encoder, "_session", default)  # arena, memory pattern and threads as onnxruntime sets them
+    assert np.array_equal(got, encoder.encode(TEXTS))
+    assert np.array_equal(encoder.encode([LONG] * 16), np.repeat(got[3:4], 16, axis=0))
