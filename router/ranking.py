@@ -57,45 +57,60 @@ class Routing:
 @dataclass(frozen=True)
 class NameTable:
     """Which skills a request names: every skill's name and its name's words, as lower-case words joined by one
-    space (a word never holds a space), each to its one position or the tuple of positions sharing it: at 100,000
-    skills 28 MB, where tuples of word tuples took 92."""
+    space (a word never holds a space). Held as each such key's hash, sorted, beside the position it names: 12
+    bytes a key, 3 MB at 100,000 skills where a dict of the keys took 23 (and tuples of word tuples 92). A hash a
+    request's words meet is confirmed against the keys of the names at its positions, so a collision names
+    nothing."""
 
-    table: Mapping[str, int | tuple[int, ...]]
-    longest: int
+    hashes: np.ndarray  # int64, ascending; a key's positions in ascending order
+    positions: np.ndarray  # each hash's position
+    names: Sequence[str]  # each position's name
+    longest: int  # the most words of any key
+
+    @staticmethod
+    def keys(name: str) -> set[str]:
+        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case."""
+        from router.texts import name_words
+
+        found = set()
+        for variant in {name, name_words(name)}:
+            words = [w.lower() for w in _WORDS.findall(variant)]
+            if words:
+                found.add(" ".join(words))
+        return found
 
     @classmethod
     def build(cls, skills: Sequence[Skill]) -> NameTable:
-        from router.texts import name_words
+        from array import array
 
-        table: dict[str, int | tuple[int, ...]] = {}
+        hashes, positions = array("q"), array("q")
         longest = 0
         for position, skill in enumerate(skills):
-            for variant in {skill.name, name_words(skill.name)}:
-                words = [w.lower() for w in _WORDS.findall(variant)]
-                if not words:
-                    continue
-                key = " ".join(words)
-                longest = max(longest, len(words))
-                found = table.get(key)
-                if found is None:
-                    table[key] = position
-                elif isinstance(found, int):
-                    if found != position:
-                        table[key] = (found, position)
-                elif position not in found:
-                    table[key] = (*found, position)
-        return cls(table, longest)
+            for key in cls.keys(skill.name):
+                hashes.append(hash(key))
+                positions.append(position)
+                longest = max(longest, key.count(" ") + 1)
+        keyed = np.frombuffer(hashes, dtype=np.int64) if hashes else np.zeros(0, dtype=np.int64)
+        order = np.argsort(keyed, kind="stable")
+        at = np.frombuffer(positions, dtype=np.int64) if positions else np.zeros(0, dtype=np.int64)
+        kind = np.int32 if len(skills) < 2 ** 31 else np.int64
+        return cls(keyed[order], at[order].astype(kind), tuple(s.name for s in skills), longest)
 
     def named(self, text: str) -> list[int]:
         """Positions of the skills ``text`` names, in the order they are first named."""
         words = [w.lower() for w in _WORDS.findall(text)]
+        keys = [" ".join(words[start:start + length]) for start in range(len(words))
+                for length in range(1, min(self.longest, len(words) - start) + 1)]
+        if not keys or not len(self.hashes):
+            return []
+        wanted = np.fromiter((hash(key) for key in keys), dtype=np.int64, count=len(keys))
+        low = np.searchsorted(self.hashes, wanted, side="left")
+        high = np.searchsorted(self.hashes, wanted, side="right")
         found: list[int] = []
-        for start in range(len(words)):
-            for length in range(1, min(self.longest, len(words) - start) + 1):
-                hit = self.table.get(" ".join(words[start:start + length]))
-                for position in (() if hit is None else (hit,) if isinstance(hit, int) else hit):
-                    if position not in found:
-                        found.append(position)
+        for i in np.flatnonzero(high > low).tolist():
+            for position in self.positions[low[i]:high[i]].tolist():
+                if position not in found and keys[i] in self.keys(self.names[position]):
+                    found.append(position)
         return found
 
 

@@ -136,10 +136,12 @@ def test_an_index_is_built_from_the_texts_of_the_signals_it_builds_only(tmp_path
     skills = write_library(tmp_path / "skills")
     built = router(skills, tmp_path / "idx", FakeEncoder())
     texts = built.source.build_texts()
-    assert "body_dense" not in texts and "name_dense" not in texts  # neither weighs anything by default
+    assert "body_dense" not in texts  # bodies are not embedded by default
     everything = built.signal_texts()
     assert texts == {name: everything[name] for name in texts}
-    assert sorted(texts) == ["bm25", "body_bm25", "dense", "examples", "passages"]
+    # name_dense's text (the name's words) is wanted while catalogue_names weighs it: whether the names count is
+    # decided at build time, from the library
+    assert sorted(texts) == ["bm25", "body_bm25", "dense", "examples", "name_dense", "passages"]
 
 
 def test_bm25_weights_are_the_term_major_matrix_of_the_documents() -> None:

@@ -242,6 +242,7 @@ class Service:
         """Build the first router (blocking): discover, then index what the index folder does not hold."""
         start = time.perf_counter()
         limit_blas_threads()
+        return_large_blocks()
         self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder())
         router = self._factory(self._encoder)
         # A warm index loads without the model; load it now, so that the first request is not the one to wait.
@@ -427,6 +428,23 @@ def limit_blas_threads() -> None:
         log.warning("threadpoolctl is not installed: BLAS keeps its thread pool (pip install 'skill-router[serve]')")
         return
     threadpool_limits(limits=1, user_api="blas")
+
+
+#: Blocks from this size on are mapped on their own and unmapped when freed (glibc's M_MMAP_THRESHOLD).
+LARGE_BLOCK = 1 << 20
+
+
+def return_large_blocks() -> None:
+    """Hand every freed block of :data:`LARGE_BLOCK` bytes or more back to the OS at once. glibc raises its
+    threshold for that past each large block freed (up to 32 MB), after which one batch of long requests (the
+    encoder's activations) stays in the heap: 150 MB kept after 64 requests of 256 tokens, against 10 MB with a
+    fixed threshold; the score arrays of a 100,000-skill library (800 KB) stay below it, reused from the heap."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, LARGE_BLOCK)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # not glibc: its allocator decides
+        pass
 
 
 def release_memory() -> None:
