@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from common import save
-from name_choice import Rows, catalogue_set, flip_p, library_sets
+from name_choice import Rows, choice_sets, paired
 from router import Router
 
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -50,13 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--test", action="store_true", help="the test sets, weight 0 against CHOSEN")
     args = parser.parse_args()
-    if args.test:
-        sets = {**library_sets(test=True), "metatool-test": catalogue_set("metatool", "queries_single_test.jsonl"),
-                "metatool-multi": catalogue_set("metatool", "queries_multi.jsonl"),
-                "sealtools-test": catalogue_set("sealtools", "queries.jsonl")}
-    else:
-        sets = {**library_sets(), "metatool-dev": catalogue_set("metatool", "queries_single_dev.jsonl"),
-                "sealtools-dev": catalogue_set("sealtools", "dev.jsonl")}
+    sets = choice_sets(args.test)
     weights: tuple[float | str, ...] = ("previous", 0.0, CHOSEN) if args.test else WEIGHTS
     rng = np.random.default_rng(20)
     results: dict[str, Any] = {}
@@ -68,15 +62,8 @@ def main() -> None:
             values = outcomes(router, rows, weight, scored)
             row: dict[str, Any] = {"n": int((~several).sum()), "multi_n": int(several.sum()),
                                    "all_hit@1": round(100 * float(values[:, 0].mean()), 1)}
-            for metric, column, mask in (("hit@1", 0, ~several), ("hit@5", 1, ~several), ("mrr", 2, ~several),
-                                         ("first", 0, several), ("multi_recall@5", 1, several)):
-                if not mask.any():
-                    row[metric] = None
-                    continue
-                diff = values[mask, column] - base[mask, column]
-                row[metric] = round(100 * float(values[mask, column].mean()), 1)
-                row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()),
-                                                  round(flip_p(diff, rng), 4)]
+            row.update(paired(values, base, (("hit@1", 0, ~several), ("hit@5", 1, ~several), ("mrr", 2, ~several),
+                                             ("first", 0, several), ("multi_recall@5", 1, several)), rng))
             results.setdefault(name, {})[str(weight)] = row
             print(f"{name:18} centrality {weight!s:8}: " + ", ".join(
                 f"{m} {row[m]} {row.get(m + '_wins_losses_p', '')}" for m in

@@ -75,17 +75,36 @@ def flip_p(diff: np.ndarray, rng: np.random.Generator) -> float:
     return float(np.mean(np.abs(signs @ diff) >= abs(diff.sum()) - 1e-9))
 
 
+def paired(values: np.ndarray, base: np.ndarray, metrics: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """Each ``(metric, column, mask)``'s mean over the masked requests (None when the mask is empty) and its wins,
+    losses and sign-flip p against ``base``, the same requests' outcomes under the previous setting."""
+    row: dict[str, Any] = {}
+    for metric, column, mask in metrics:
+        if not mask.any():
+            row[metric] = None
+            continue
+        diff = values[mask, column] - base[mask, column]
+        row[metric] = round(100 * float(values[mask, column].mean()), 1)
+        row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()), round(flip_p(diff, rng), 4)]
+    return row
+
+
+def choice_sets(test: bool) -> dict[str, tuple[Router, Rows]]:
+    """The skill-library sets and the catalogues' dev splits, or (``test``) their test splits and MetaTool's
+    multi-tool requests."""
+    if test:
+        return {**library_sets(test=True), "metatool-test": catalogue_set("metatool", "queries_single_test.jsonl"),
+                "metatool-multi": catalogue_set("metatool", "queries_multi.jsonl"),
+                "sealtools-test": catalogue_set("sealtools", "queries.jsonl")}
+    return {**library_sets(), "metatool-dev": catalogue_set("metatool", "queries_single_dev.jsonl"),
+            "sealtools-dev": catalogue_set("sealtools", "dev.jsonl")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--test", action="store_true", help="the test sets, weight 0 against CHOSEN")
     args = parser.parse_args()
-    if args.test:
-        sets = {**library_sets(test=True), "metatool-test": catalogue_set("metatool", "queries_single_test.jsonl"),
-                "metatool-multi": catalogue_set("metatool", "queries_multi.jsonl"),
-                "sealtools-test": catalogue_set("sealtools", "queries.jsonl")}
-    else:
-        sets = {**library_sets(), "metatool-dev": catalogue_set("metatool", "queries_single_dev.jsonl"),
-                "sealtools-dev": catalogue_set("sealtools", "dev.jsonl")}
+    sets = choice_sets(args.test)
     weights = (0.0, CHOSEN) if args.test else WEIGHTS
     rng = np.random.default_rng(20)
     results: dict[str, Any] = {}
@@ -97,15 +116,8 @@ def main() -> None:
             single = ~several
             row: dict[str, Any] = {"n": int(single.sum()), "multi_n": int(several.sum()),
                                    "all_hit@1": round(100 * float(values[:, 0].mean()), 1)}
-            for metric, column, mask in (("hit@1", 0, single), ("hit@5", 1, single), ("first", 0, several),
-                                         ("multi_recall@5", 1, several)):
-                if not mask.any():
-                    row[metric] = None
-                    continue
-                diff = values[mask, column] - base[mask, column]
-                row[metric] = round(100 * float(values[mask, column].mean()), 1)
-                row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()),
-                                                  round(flip_p(diff, rng), 4)]
+            row.update(paired(values, base, (("hit@1", 0, single), ("hit@5", 1, single), ("first", 0, several),
+                                             ("multi_recall@5", 1, several)), rng))
             row["names_scored"] = "name_dense" in scored.signals
             results.setdefault(name, {})[str(weight)] = row
             scoring = "" if row["names_scored"] else " (names not scored)"

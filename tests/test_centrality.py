@@ -10,14 +10,11 @@ import pytest
 from indexes import FakeEncoder
 from indexes.fusion import normalise
 from router.config import RouterConfig
-from router.index import LibraryIndex, LibrarySource
-from router.profiles import get_profile
 from router.ranking import confidences
-from router.registry import SkillRegistry
 from router.routing import Router
 from router.signals.centrality import centrality
 from router.skill import Skill
-from router.spec import LibrarySpec
+from tests.signal_support import memory_router
 
 SKILLS = [Skill(name="finance", description="Latest updates on stocks, funds, markets and prices.", body="# Use\n."),
           Skill(name="petrol", description="Daily petrol prices.", body="# Use\n."),
@@ -31,10 +28,7 @@ def private_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: 
 
 
 def router(encoder: FakeEncoder, skills: list[Skill] = SKILLS, **config: object) -> Router:
-    chosen = RouterConfig(route_above=0, **config)  # type: ignore[arg-type]
-    source = LibrarySource(LibrarySpec.create([]), chosen, SkillRegistry(skills), get_profile("agentskills"),
-                           chosen_encoder=encoder)
-    return Router(LibraryIndex.create(source, persist=False))
+    return memory_router(encoder, skills, **config)
 
 
 def test_centrality_is_each_row_against_the_mean_row() -> None:

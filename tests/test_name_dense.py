@@ -12,13 +12,10 @@ from indexes import FakeEncoder
 from indexes.fusion import normalise
 from router.config import RouterConfig
 from router.errors import ConfigError
-from router.profiles import get_profile
-from router.index import LibraryIndex, LibrarySource
-from router.registry import SkillRegistry
 from router.routing import Router
 from router.signals import name_dense
 from router.skill import Skill
-from router.spec import LibrarySpec
+from tests.signal_support import memory_router
 
 SKILLS = [Skill(name="AusPetrolPrices", description="Average daily petrol price in a state."),
           Skill(name="FinanceTool", description="Stay informed with the latest updates and insights."),
@@ -33,10 +30,7 @@ def private_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: 
 
 
 def router(encoder: FakeEncoder, skills: list[Skill] = SKILLS, **config: object) -> Router:
-    chosen = RouterConfig(route_above=0, **config)  # type: ignore[arg-type]
-    source = LibrarySource(LibrarySpec.create([]), chosen, SkillRegistry(skills), get_profile("agentskills"),
-                           chosen_encoder=encoder)
-    return Router(LibraryIndex.create(source, persist=False))
+    return memory_router(encoder, skills, **config)
 
 
 def expected(scored: object, weights: dict[str, float]) -> np.ndarray:
