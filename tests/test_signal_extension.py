@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from indexes import BM25Index, FakeEncoder
+from router import index as library_index
 from router.config import RouterConfig
 from router.errors import ConfigError
 from router.evaluation.labels import Request
@@ -101,6 +102,8 @@ def test_the_signal_text_invalidates_the_saved_index(signal, skills: Path, tmp_p
     Router.from_skills([str(skills)], config=config, index_folder=str(tmp_path / "i"), encoder=FakeEncoder())
     monkeypatch.setitem(KEYWORDS, "music", "quibbit")  # only this signal's text changes
     monkeypatch.setitem(KEYWORDS, "maps", "cartouche")
+    monkeypatch.setattr(library_index, "_TEXTS", {})  # a new process (a new version of the signal's code): it
+    # does not remember the texts an earlier build in this process had for the same skills
     router = Router.from_skills([str(skills)], config=config, index_folder=str(tmp_path / "i"), encoder=FakeEncoder())
     assert signal.builds == 2
     assert router.rank("please quibbit this", 1)[0].id == "music"
