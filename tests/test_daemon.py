@@ -3,8 +3,10 @@ state file, guarded by a token, replaced when stale, gone after ``stop`` or its 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -43,6 +45,29 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("SKILL_ROUTER_URL", raising=False)
     yield project
     daemon.stop_all()
+    stray_servers(tmp_path)
+
+
+def stray_servers(tmp_path: Path) -> None:
+    """Stop any process still running over this test's folders: a server that a hook started just before a failed
+    assertion may not have written its state file when ``stop_all`` ran, and would leave only at its idle exit."""
+    deadline = time.monotonic() + 10
+    while True:
+        left = [int(p) for p in os.listdir("/proc")
+                if p.isdigit() and int(p) != os.getpid() and str(tmp_path).encode() in _cmdline(int(p))]
+        if not left or time.monotonic() > deadline:
+            break
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+        time.sleep(0.2)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def library(project: Path) -> daemon.Library:
