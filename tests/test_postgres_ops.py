@@ -145,6 +145,20 @@ def _requests(name: str) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def library_with_examples(tmp_path: Path) -> Path:
+    """The bundled library with the dev requests as examples of their skills: the first 30 of the 52 skills (by
+    name) get theirs, the others none."""
+    library = copy_bundled(tmp_path / "skills")
+    owners: dict[str, list[str]] = {}
+    for request in _requests("bundled-dev.jsonl"):
+        if len(request.get("gold") or ()) == 1:
+            owners.setdefault(request["gold"][0], []).append(request["query"])
+    assert len(owners) == 52
+    for skill in sorted(owners)[:30]:
+        (library / skill / "routing-examples.txt").write_text("\n".join(owners[skill]) + "\n", encoding="utf-8")
+    return library
+
+
 def _hnsw(monkeypatch, depth: int = 12) -> None:
     """As a catalogue past the HNSW threshold: top lists of ``depth`` and no passage index (over
     router.passages.MAX_SKILLS), on the 52 skills of the bundled library."""
@@ -165,14 +179,7 @@ def test_the_hnsw_path_scores_example_requests_with_their_exact_spread(pg, capsy
     from router.config import RouterConfig
     from router.routing import Router
 
-    library = copy_bundled(tmp_path / "skills")
-    owners: dict[str, list[str]] = {}
-    for request in _requests("bundled-dev.jsonl"):  # the dev requests become examples of their skills
-        if len(request.get("gold") or ()) == 1:
-            owners.setdefault(request["gold"][0], []).append(request["query"])
-    assert len(owners) == 52
-    for skill in sorted(owners)[:30]:  # some skills with examples, some without
-        (library / skill / "routing-examples.txt").write_text("\n".join(owners[skill]) + "\n", encoding="utf-8")
+    library = library_with_examples(tmp_path)
     _hnsw(monkeypatch)
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     whole = RouterConfig(split_weight=0)
@@ -328,13 +335,7 @@ def test_past_the_exact_bound_example_scores_are_read_for_the_candidates_only(pg
     from router.config import RouterConfig
     from router.routing import Router
 
-    library = copy_bundled(tmp_path / "skills")
-    owners: dict[str, list[str]] = {}
-    for request in _requests("bundled-dev.jsonl"):
-        if len(request.get("gold") or ()) == 1:
-            owners.setdefault(request["gold"][0], []).append(request["query"])
-    for skill in sorted(owners)[:30]:
-        (library / skill / "routing-examples.txt").write_text("\n".join(owners[skill]) + "\n", encoding="utf-8")
+    library = library_with_examples(tmp_path)
     _hnsw(monkeypatch)
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     whole = RouterConfig(split_weight=0)

@@ -173,6 +173,13 @@ def one_generation_each(answers: list[Answer]) -> dict[int, float]:
     return expected
 
 
+def serving(replicas: list[Replica], generation: int, committed: float) -> None:
+    """Wait until every replica serves ``generation``, committed at ``committed`` (monotonic): within 10 s."""
+    while [r.generation() for r in replicas] != [generation] * len(replicas):
+        assert time.monotonic() - committed < 10, [r.generation() for r in replicas]
+        time.sleep(0.02)
+
+
 def test_two_replicas_follow_a_writer_committing_edits_under_load(pg, tmp_path) -> None:
     library = copy_bundled(tmp_path / "skills")
     tide(library, 0)
@@ -189,9 +196,7 @@ def test_two_replicas_follow_a_writer_committing_edits_under_load(pg, tmp_path) 
             committed = time.monotonic()
             assert summary["embedded"] == 1 and summary["generation"] > generations[-1]
             generations.append(summary["generation"])
-            while [r.generation() for r in replicas] != [summary["generation"]] * 2:
-                assert time.monotonic() - committed < 10, [r.generation() for r in replicas]
-                time.sleep(0.02)
+            serving(replicas, summary["generation"], committed)
             reached.append(time.monotonic() - committed)
         time.sleep(1.0)
         answers = load.stop()
@@ -232,9 +237,7 @@ def test_a_writer_killed_mid_generation_leaves_the_replicas_serving_the_previous
         summary = index(library, pg.url)  # the next writer commits, and the replicas swap to it
         assert summary["generation"] > before and summary["embedded"] == 0  # embedded before the kill, kept
         committed = time.monotonic()
-        while [r.generation() for r in replicas] != [summary["generation"]] * 2:
-            assert time.monotonic() - committed < 10
-            time.sleep(0.05)
+        serving(replicas, summary["generation"], committed)
         time.sleep(1.0)
         answers = load.stop()
     finally:
