@@ -159,6 +159,21 @@ def library_with_examples(tmp_path: Path) -> Path:
     return library
 
 
+def example_routers(pg, capsys, tmp_path: Path, monkeypatch) -> tuple:
+    """:func:`library_with_examples` indexed in the database on the HNSW path (``skill-router index``), and the
+    routers over it from the file store and from the database (no request split)."""
+    from router import pgstore
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    library = library_with_examples(tmp_path)
+    _hnsw(monkeypatch)
+    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
+    whole = RouterConfig(split_weight=0)
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
+    return files, Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
+
+
 def _hnsw(monkeypatch, depth: int = 12) -> None:
     """As a catalogue past the HNSW threshold: top lists of ``depth`` and no passage index (over
     router.passages.MAX_SKILLS), on the 52 skills of the bundled library."""
@@ -175,16 +190,7 @@ def _retrieved(exact, retrieved, row: int) -> np.ndarray:
 
 
 def test_the_hnsw_path_scores_example_requests_with_their_exact_spread(pg, capsys, tmp_path, monkeypatch) -> None:
-    from router import pgstore
-    from router.config import RouterConfig
-    from router.routing import Router
-
-    library = library_with_examples(tmp_path)
-    _hnsw(monkeypatch)
-    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
-    whole = RouterConfig(split_weight=0)
-    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
-    database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
+    files, database = example_routers(pg, capsys, tmp_path, monkeypatch)
     assert database.signals.has_examples and database.signals.generation.n == 52
     database.signals.depth = 12
     queries = [r["query"] for r in _requests("bundled-test.jsonl")]
@@ -331,16 +337,9 @@ def test_past_the_exact_bound_example_scores_are_read_for_the_candidates_only(pg
                                                                               monkeypatch) -> None:
     """The gap past router.pgexamples.EXACT_EXAMPLES, stated: candidates keep their exact example scores, the
     skills left out get dense's fill (their examples' lift is not counted, so the row's mean is low)."""
-    from router import pgexamples, pgstore
-    from router.config import RouterConfig
-    from router.routing import Router
+    from router import pgexamples
 
-    library = library_with_examples(tmp_path)
-    _hnsw(monkeypatch)
-    assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
-    whole = RouterConfig(split_weight=0)
-    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
-    database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
+    files, database = example_routers(pg, capsys, tmp_path, monkeypatch)
     database.signals.depth = 12
     examples = database.signals.generation.params["examples"]
     assert pgexamples.exact(database.signals.generation) and examples > 30
