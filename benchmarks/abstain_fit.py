@@ -2,12 +2,13 @@
 
     python benchmarks/abstain_fit.py            # fit, cross-validate, compare with the rule before, print constants
 
-Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (the first set) and users-*-dev-abstain.jsonl (written
-for this decision), over the two libraries of benchmarks/users.py, all dev. Every request gets the three numbers
-of ``router.abstain.features`` (through ``Router.no_skill_features``, exactly as routing computes them); requests
-that name a skill are left out (routing never drops them).
+Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (the first set), users-*-dev-abstain.jsonl (written
+for this decision: chit-chat, knowledge, short single-skill requests) and users-*-dev-tasks.jsonl (everyday tasks
+no skill serves, single-skill tasks in other words), over the two libraries of benchmarks/users.py, all dev. Every
+request gets the four numbers of ``router.abstain.features`` (through ``Router.no_skill_features``, exactly as
+routing computes them); requests that name a skill are left out (routing never drops them).
 
-- The model: logistic regression on the three numbers, standardised, L2 penalty 1 on the weights, each class of
+- The model: logistic regression on the four numbers, standardised, L2 penalty 1 on the weights, each class of
   each library weighing the same in total (so the 700-skill library does not outvote the 50-skill one, nor the
   many single-skill requests the few no-skill ones); fitted by Newton's method.
 - The cut: the lowest logit at which no library's single-skill requests are dropped more than ``--target``
@@ -17,9 +18,12 @@ that name a skill are left out (routing never drops them).
 - Cross-validation: 10 folds x 5 repeats, model and cut fitted on nine folds and applied to the tenth; and the
   transfer test, fitted on one library and applied to the other.
 - The comparison: per library and set, the share of no-skill requests given nothing and of single-skill requests
-  wrongly dropped, by the rule before (confidence floor 0.15, margin 0.05 over the first 54 everyday requests)
-  and by the fitted model, with the paired bootstrap of the correct decisions
-  (``router.evaluation.stats.paired_comparison``).
+  wrongly dropped, by the first rule (confidence floor 0.15, margin 0.05 over the first 54 everyday requests), by
+  the previous default (the same model over the first three numbers, fitted on the first and added sets), by the
+  fitted model, cross-validated and across libraries; the paired bootstrap of the correct decisions
+  (``router.evaluation.stats.paired_comparison``) pairs the cross-validated decisions with those of the previous
+  three numbers cross-validated on the same folds, and with the previous default's as fitted (on the held-out sets
+  of ``--older``: the fitted model's with the previous default's).
 
 ``--older``: also the same two shares, before and fitted, on the first sets of the project (``bundled-*.jsonl``,
 ``corpora-*.jsonl``, dev and test: written by someone who had read the skills; their no-skill rows over the corpora
@@ -44,8 +48,11 @@ from router.ranking import confidences
 from users import DATA, load, query_of
 
 LIBRARIES = ("corpora", "bundled")
-SETS = {"first": "", "added": "-abstain"}
+SETS = {"first": "", "added": "-abstain", "tasks": "-tasks"}
 OLD_FLOOR, OLD_MARGIN, OLD_EVERYDAY = 0.15, 0.05, 54  # the rule before: its floor, margin and everyday list
+#: The default before ``matched``: the model over the first three numbers and its cut, fitted on the first and
+#: the added sets (the paired comparison's baseline).
+PREVIOUS, PREVIOUS_CUT = (-0.5548, -19.6767, 11.7890, -3.4236), 1.2081
 
 
 def requests(library: str, first_dev: bool = False) -> list[dict[str, Any]]:
@@ -146,6 +153,20 @@ def share(values: np.ndarray) -> float:
     return round(100 * float(np.mean(values)), 1) if len(values) else float("nan")
 
 
+def previous_model(features: np.ndarray) -> np.ndarray:
+    """The decision of the default before ``matched``: the same model over the first three numbers."""
+    return PREVIOUS[0] + features[:, :3] @ np.array(PREVIOUS[1:]) >= PREVIOUS_CUT
+
+
+def pair(base: np.ndarray, new: np.ndarray, none: bool) -> dict[str, Any]:
+    """Paired bootstrap of the correct decisions (a share of repeats for cross-validated ones), ``new`` minus
+    ``base``, on requests that are all no-skill (``none``) or all single-skill."""
+    right = (lambda d: d.astype(float)) if none else (lambda d: 1.0 - d.astype(float))
+    test = paired_comparison(right(base), right(new))
+    return {"diff": round(100 * test.mean_diff, 1), "low": round(100 * test.low, 1), "high": round(100 * test.high, 1),
+            "p": test.p_value, "won": test.wins, "lost": test.losses}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", type=float, default=0.015,
@@ -156,12 +177,13 @@ def main() -> None:
                         help="fit on the project's first dev sets too (bundled-dev, corpora-dev), not only the users'")
     args = parser.parse_args()
     measured = {lib: measure(lib, requests(lib, args.first_dev)) for lib in LIBRARIES}
-    names = (*SETS, *((f"{lib}-dev" for lib in LIBRARIES) if args.first_dev else ()), "both")
+    names = (*SETS, *((f"{lib}-dev" for lib in LIBRARIES) if args.first_dev else ()), "all")
     keep = {lib: ~m["named"] for lib, m in measured.items()}
     x = np.vstack([m["features"][keep[lib]] for lib, m in measured.items()])
     rows = [r for lib, m in measured.items() for r, k in zip(m["rows"], keep[lib], strict=True) if k]
     library = np.concatenate([m["library"][keep[lib]] for lib, m in measured.items()])
     old = np.concatenate([m["old"][keep[lib]] for lib, m in measured.items()])
+    previous = previous_model(x)
     y = np.array([r["kind"] == "none" for r in rows])
     sets = np.array([r["set"] for r in rows])
     kinds = np.array([r["kind"] for r in rows])
@@ -171,6 +193,7 @@ def main() -> None:
     cut = choose_cut(score, y, library, args.target)
     new = score >= cut
     cv = cross_validate(x, y, library, args.target)
+    cv_three = cross_validate(x[:, :3], y, library, args.target)  # the previous three numbers, on the same folds
     transfer = np.zeros(len(y), dtype=bool)
     for lib in LIBRARIES:
         other = library != lib
@@ -179,45 +202,44 @@ def main() -> None:
         transfer[~other] = logits(x[~other], fold_model) >= fold_cut
 
     print(f"COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in model)})  # intercept, best - chance, everyday, "
-          f"lexical - chance")
+          f"lexical - chance, matched - chance")
     print(f"CUT = {cut:.4f}")
     for lib, m in measured.items():
-        print(f"chance {lib}: best {m['chance'].best:.4f}, lexical {m['chance'].lexical:.4f}")
+        print(f"chance {lib}: best {m['chance'].best:.4f}, lexical {m['chance'].lexical:.4f}, "
+              f"matched {m['chance'].matched:.4f}")
+    labels = ("rule", "previous", "cv_three", "fitted", "cv", "other_library")
     table: dict[str, Any] = {}
-    print(f"\n{'library':8} {'set':11} {'none n':>6} {'single n':>8}   none given nothing: before / fitted / CV / "
-          "other library   single wrongly dropped: before / fitted / CV / other library")
-    for lib in LIBRARIES:
+    print(f"\n{'library':8} {'set':11} {'none n':>6} {'single n':>8}   none given nothing: rule / previous / CV of "
+          "three / fitted / CV / other library   single wrongly dropped: the same")
+    for lib in (*LIBRARIES, "pooled"):
         for name in names:
-            mask = (library == lib) & ((sets == name) if name != "both" else True)
+            mask = ((library == lib) | (lib == "pooled")) & ((sets == name) | (name == "all"))
             nones, singles = mask & y, mask & (kinds == "single")
             if not mask.any():
                 continue
-            entry = {"none_n": int(nones.sum()), "single_n": int(singles.sum())}
-            for label, decided in (("before", old), ("fitted", new), ("cv", cv), ("other_library", transfer)):
+            entry: dict[str, Any] = {"none_n": int(nones.sum()), "single_n": int(singles.sum())}
+            for label, decided in zip(labels, (old, previous, cv_three, new, cv, transfer), strict=True):
                 entry[label] = {"none_given_nothing": share(decided[nones]),
                                 "single_wrongly_dropped": share(decided[singles])}
             table[f"{lib}/{name}"] = entry
             print(f"{lib:8} {name:11} {entry['none_n']:6} {entry['single_n']:8}   "
-                  + " / ".join(f"{entry[k]['none_given_nothing']:5.1f}" for k in ("before", "fitted", "cv",
-                                                                                  "other_library"))
-                  + "          " + " / ".join(f"{entry[k]['single_wrongly_dropped']:4.1f}"
-                                              for k in ("before", "fitted", "cv", "other_library")))
-    print("\npaired bootstrap, fitted minus before (correct decisions; mean difference in points [95% CI], p, "
-          "requests won/lost):")
-    tests = {}
-    for lib in LIBRARIES:
+                  + " / ".join(f"{entry[k]['none_given_nothing']:5.1f}" for k in labels)
+                  + "     " + " / ".join(f"{entry[k]['single_wrongly_dropped']:4.1f}" for k in labels))
+    print("\npaired bootstrap, cross-validated minus the previous three numbers cross-validated on the same folds "
+          "(correct decisions, a share of the repeats; mean difference in points [95% CI], p, requests won/lost), then "
+          "minus the previous default as fitted:")
+    tests: dict[str, Any] = {"cv_three": {}, "previous": {}}
+    for lib in (*LIBRARIES, "pooled"):
         for name in names:
-            mask = (library == lib) & ((sets == name) if name != "both" else True)
-            for what, sel, correct in (("none", mask & y, lambda d: d), ("single", mask & (kinds == "single"),
-                                                                            lambda d: ~d)):
+            mask = ((library == lib) | (lib == "pooled")) & ((sets == name) | (name == "all"))
+            for what, sel in (("none", mask & y), ("single", mask & (kinds == "single"))):
                 if not sel.any():
                     continue
-                test = paired_comparison(correct(old[sel]).astype(float), correct(new[sel]).astype(float))
-                tests[f"{lib}/{name}/{what}"] = {
-                    "diff": round(100 * test.mean_diff, 1), "low": round(100 * test.low, 1),
-                    "high": round(100 * test.high, 1), "p": test.p_value, "won": test.wins, "lost": test.losses}
-                print(f"  {lib:8} {name:6} {what:6} {100 * test.mean_diff:+5.1f} [{100 * test.low:+.1f}, "
-                      f"{100 * test.high:+.1f}] p = {test.p_value:.2g}, {test.wins}/{test.losses}")
+                three = tests["cv_three"][f"{lib}/{name}/{what}"] = pair(cv_three[sel], cv[sel], what == "none")
+                fitted = tests["previous"][f"{lib}/{name}/{what}"] = pair(previous[sel], cv[sel], what == "none")
+                print(f"  {lib:8} {name:6} {what:6} " + "   ".join(
+                    f"{t['diff']:+5.1f} [{t['low']:+.1f}, {t['high']:+.1f}] p = {t['p']:.2g}, {t['won']}/{t['lost']}"
+                    for t in (three, fitted)))
     print("\nstill wrong (fitted):")
     for i in np.flatnonzero(new != y):
         if kinds[i] == "multi" and not new[i]:
@@ -226,31 +248,32 @@ def main() -> None:
               f"{rows[i]['query'][:70]}")
     checks = {}
     if args.older:
-        print("\nthe project's first sets (not fitted on): none given nothing / single wrongly dropped, before -> "
+        print("\nthe project's first sets (not fitted on): none given nothing / single wrongly dropped, previous -> "
               "fitted (paired bootstrap p)")
         for lib in LIBRARIES:
             for split in ("dev", "test"):
                 m = measure(lib, older(lib, split))
                 kind = np.array([r["kind"] for r in m["rows"]])
                 fitted = (logits(m["features"], model) >= cut) & ~m["named"]
+                before = previous_model(m["features"]) & ~m["named"]
                 entry = {}
-                for what, sel, correct in (("none", kind == "none", lambda d: d),
-                                           ("single", kind == "single", lambda d: ~d)):
-                    test = paired_comparison(correct(m["old"][sel]).astype(float), correct(fitted[sel]).astype(float))
-                    entry[what] = {"n": int(sel.sum()), "before": share(m["old"][sel]), "fitted": share(fitted[sel]),
-                                   "p": test.p_value}
+                for what, sel in (("none", kind == "none"), ("single", kind == "single")):
+                    entry[what] = {"n": int(sel.sum()), "rule": share(m["old"][sel]), "previous": share(before[sel]),
+                                   "fitted": share(fitted[sel]), **pair(before[sel], fitted[sel], what == "none")}
                 checks[f"{lib}-{split}"] = entry
                 none, single = entry["none"], entry["single"]
-                print(f"  {lib}-{split:5} none {none['before']:5.1f} -> {none['fitted']:5.1f} of {none['n']} "
-                      f"(p = {none['p']:.2g}); single {single['before']:4.1f} -> {single['fitted']:4.1f} of "
-                      f"{single['n']} (p = {single['p']:.2g})")
+                print(f"  {lib}-{split:5} none {none['previous']:5.1f} -> {none['fitted']:5.1f} of {none['n']} "
+                      f"(p = {none['p']:.2g}, rule {none['rule']}); single {single['previous']:4.1f} -> "
+                      f"{single['fitted']:4.1f} of {single['n']} (p = {single['p']:.2g}, rule {single['rule']})")
     save("abstain_fit", {"older": checks, "coefficients": [round(float(c), 4) for c in model], "cut": round(cut, 4),
                          "target": args.target, "table": table, "paired": tests,
                          "chance": {lib: vars(m["chance"]) for lib, m in measured.items()},
                          "requests": [{"id": r["id"], "kind": r["kind"], "set": r["set"], "library": lib,
-                                       "features": [round(float(v), 4) for v in f], "before": bool(o),
-                                       "fitted": bool(n)}
-                                      for r, lib, f, o, n in zip(rows, library, x, old, new, strict=True)]})
+                                       "features": [round(float(v), 4) for v in f], "rule": bool(o),
+                                       "previous": bool(b), "fitted": bool(n), "cv": round(float(c), 2),
+                                       "cv_three": round(float(t), 2)}
+                                      for r, lib, f, o, b, n, c, t in zip(rows, library, x, old, previous, new, cv,
+                                                                          cv_three, strict=True)]})
 
 
 if __name__ == "__main__":

@@ -5,13 +5,13 @@
     python benchmarks/users.py --set glosses=false --name users-no-glosses   # one setting changed
 
 Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (see benchmarks/data/USERS.md), and the requests added
-for the "no skill fits" decision, users-*-dev-abstain.jsonl. The corpus library is loaded as in real_libraries.py
-(three roots, agentskills profile); the bundled one is skills/. Reports, per library, over the first file: hit@1,
-hit@5 and MRR over single-skill requests, the same per tag (vocab, twin, typo, follow-up) and for Chinese
-requests, multi-skill recall@5 (share of needs met in the top 5); and the abstention decision of the surfaces in
-front of an agent (``router.abstain``) over the first file, the added one and both: share of no-skill requests
-given nothing, share of single-skill requests wrongly given nothing. Writes benchmarks/results/users.json, with
-each request's set and abstention features (``Router.no_skill_features``).
+for the "no skill fits" decision, users-*-dev-abstain.jsonl and users-*-dev-tasks.jsonl. The corpus library is
+loaded as in real_libraries.py (three roots, agentskills profile); the bundled one is skills/. Reports, per
+library, over the first file: hit@1, hit@5 and MRR over single-skill requests, the same per tag (vocab, twin,
+typo, follow-up) and for Chinese requests, multi-skill recall@5 (share of needs met in the top 5); and the
+abstention decision of the surfaces in front of an agent (``router.abstain``) over the first file, each added one
+and all: share of no-skill requests given nothing, share of single-skill requests wrongly given nothing. Writes
+benchmarks/results/users.json, with each request's set and abstention features (``Router.no_skill_features``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from router import Router
 from router.config import RouterConfig
 
 DATA = ROOT / "benchmarks" / "data"
-SETS = {"first": "", "added": "-abstain"}  # the file suffixes: users-LIBRARY-dev{suffix}.jsonl
+SETS = {"first": "", "added": "-abstain", "tasks": "-tasks"}  # the file suffixes: users-LIBRARY-dev{suffix}.jsonl
 ROOTS = [CORPORA / "anthropic-skills/skills", CORPORA / "scientific-skills/scientific-skills",
          CORPORA / "awesome-skills/skills"]
 INDEX = Path("/tmp/skill-router-users-bench")

@@ -5,7 +5,7 @@ that no skill serves ("When did the Berlin Wall fall?", "thanks!", "72°F in cel
 conversion skill) instead of five guesses. The catalogue surfaces (``route``, ``prompt``, the adapters) keep their
 behaviour: they abstain only on the configured ``threshold``.
 
-The decision is a logistic model over three numbers of the request (:func:`features`):
+The decision is a logistic model over four numbers of the request (:func:`features`):
 
 - ``best - chance.best``: the routing confidence (the best cosine with any skill's description or example,
   :func:`router.ranking.confidence`) above what a request no skill serves gets from this library by chance;
@@ -14,18 +14,23 @@ The decision is a logistic model over three numbers of the request (:func:`featu
 - ``log(1 + lexical) - chance.lexical``: the best BM25 score of one passage of a skill's body
   (:data:`LEXICAL`: ``passages``, else ``body_bm25``, else ``bm25``), against chance the same way. A request whose
   words a skill's body uses ("differentiate ... solve for x" and the sympy body) is not everyday even when no
-  description is close to it.
+  description is close to it;
+- ``log(1 + matched) - chance.matched``: how many skills that lexical signal scores above zero at all, that is how
+  many skills' bodies share a word with the request. A task in words no description uses still shares words with
+  many bodies; a greeting, thanks or a one-line question of fact shares few.
 
-``chance`` (:class:`Chance`) holds the means of the confidence and of ``log(1 + lexical)`` over the first
-:data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is closer to any
-request than one of 50 is, and its BM25 scores are larger, so the raw numbers mean different things in different
-libraries; against the library's own chance level they do not. A request fits no skill when its :func:`score`,
-``COEFFICIENTS . (1, features)``, is at least ``CUT``. Measuring against the library keeps a request a skill
-serves: "convert 10 miles to kilometres" is dropped over the corpora (no skill converts units) and kept over the
-bundled library, whose ``unit-conversion`` is much closer to it than chance. A request that names a skill is never
-dropped. The coefficients and the cut were fitted on the dev requests of ``benchmarks/data`` with the bundled
-all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit, its cross-validation and the cut); another model
-may need others.
+``chance`` (:class:`Chance`) holds the means of the confidence, of ``log(1 + lexical)`` and of ``log(1 + matched)``
+over the first :data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is
+closer to any request than one of 50 is, its BM25 scores are larger and more of its skills share a word with any
+request, so the raw numbers mean different things in different libraries; against the library's own chance level
+they do not. A request fits no skill when its :func:`score`, ``COEFFICIENTS . (1, features)``, is at least ``CUT``.
+Measuring against the library keeps a request a skill serves: "convert 10 miles to kilometres" is dropped over the
+corpora (no skill converts units) and kept over the bundled library, whose ``unit-conversion`` is much closer to it
+than chance. A request that names a skill is never dropped. The coefficients and the cut were fitted on the dev
+requests of ``benchmarks/data`` with the bundled all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit,
+its cross-validation and the cut); another model may need others. ``matched`` counts the skills whose lexical score
+was computed: where a store scores only its first-stage candidates (PostgreSQL past ``pgstore.EXACT_BELOW`` skills,
+without the passage index), it is at most their number, and so is its chance level.
 
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
@@ -49,11 +54,11 @@ from typing import Any
 
 import numpy as np
 
-#: Intercept, then the weights of ``best - chance.best``, ``everyday`` and ``log(1 + lexical) - chance.lexical``
-#: (benchmarks/abstain_fit.py).
-COEFFICIENTS: tuple[float, float, float, float] = (-0.5548, -19.6767, 11.7890, -3.4236)
+#: Intercept, then the weights of ``best - chance.best``, ``everyday``, ``log(1 + lexical) - chance.lexical`` and
+#: ``log(1 + matched) - chance.matched`` (benchmarks/abstain_fit.py).
+COEFFICIENTS: tuple[float, float, float, float, float] = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304)
 #: A request fits no skill when its score (:func:`score`) is at least this.
-CUT = 1.2081
+CUT = 1.3816
 #: The lexical evidence, the first of these signals the library has: the body's best passage, else the body's
 #: first words, else the name and description.
 LEXICAL = ("passages", "body_bm25", "bm25")
@@ -122,18 +127,23 @@ _CHANCE: dict[tuple[int, str], tuple[Any, Chance]] = {}
 @dataclass(frozen=True)
 class Chance:
     """What a request that no skill serves gets from one library: the mean over :data:`EVERYDAY` of the best
-    confidence cosine (``best``) and of ``log(1 + best lexical score)`` (``lexical``)."""
+    confidence cosine (``best``), of ``log(1 + best lexical score)`` (``lexical``) and of ``log(1 + number of skills
+    with a lexical score above zero)`` (``matched``)."""
 
     best: float
     lexical: float
+    matched: float
 
 
 def features(best: np.ndarray | float, everyday: np.ndarray | float, lexical: np.ndarray | float,
-             chance: Chance) -> np.ndarray:
-    """The model's three numbers per request (rows x 3): ``best - chance.best``, ``everyday`` and
-    ``log(1 + lexical) - chance.lexical`` (``lexical``: the best :data:`LEXICAL` score, 0 without one)."""
-    best, everyday, lexical = (np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in (best, everyday, lexical))
-    return np.column_stack([best - chance.best, everyday, np.log1p(np.maximum(lexical, 0.0)) - chance.lexical])
+             matched: np.ndarray | float, chance: Chance) -> np.ndarray:
+    """The model's four numbers per request (rows x 4): ``best - chance.best``, ``everyday``,
+    ``log(1 + lexical) - chance.lexical`` (``lexical``: the best :data:`LEXICAL` score, 0 without one) and
+    ``log(1 + matched) - chance.matched`` (``matched``: how many skills that signal scores above zero)."""
+    best, everyday, lexical, matched = (np.atleast_1d(np.asarray(v, dtype=np.float64))
+                                        for v in (best, everyday, lexical, matched))
+    return np.column_stack([best - chance.best, everyday, np.log1p(np.maximum(lexical, 0.0)) - chance.lexical,
+                            np.log1p(np.maximum(matched, 0.0)) - chance.matched])
 
 
 def score(rows: np.ndarray, coefficients: Sequence[float] = COEFFICIENTS) -> np.ndarray:
@@ -141,9 +151,9 @@ def score(rows: np.ndarray, coefficients: Sequence[float] = COEFFICIENTS) -> np.
     return coefficients[0] + np.asarray(rows, dtype=np.float64) @ np.asarray(coefficients[1:], dtype=np.float64)
 
 
-def fits_no_skill(best: float, everyday: float, lexical: float, chance: Chance) -> bool:
+def fits_no_skill(best: float, everyday: float, lexical: float, matched: float, chance: Chance) -> bool:
     """The rule of the module docstring for one request."""
-    return bool(score(features(best, everyday, lexical, chance))[0] >= CUT)
+    return bool(score(features(best, everyday, lexical, matched, chance))[0] >= CUT)
 
 
 def lexical_signal(signals: Mapping[str, np.ndarray]) -> str | None:
@@ -155,9 +165,10 @@ def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping
                  vectors: np.ndarray, model_id: str, identity: bytes | None = None) -> Chance:
     """The library's :class:`Chance`: the first :data:`CHANCE_SAMPLE` of :data:`EVERYDAY` (unit ``vectors``, one
     row per everyday request) scored by ``score_texts``, then the mean of ``confidences`` (each request's best
-    cosine) and of the log lexical score. Kept in memory for as long as ``scorer`` (the library's built signals)
-    lives; with ``identity`` (bytes that change whenever the built signals do: the saved index's manifest) also
-    in the cache folder, so a one-shot route over an unchanged index reads it instead of scoring again."""
+    cosine), of the log lexical score and of the log count of skills with a lexical score above zero. Kept in
+    memory for as long as ``scorer`` (the library's built signals) lives; with ``identity`` (bytes that change
+    whenever the built signals do: the saved index's manifest) also in the cache folder, so a one-shot route over
+    an unchanged index reads it instead of scoring again."""
     key = (id(scorer), model_id)
     held = _CHANCE.get(key)
     if held is not None and held[0]() is scorer:
@@ -168,9 +179,11 @@ def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping
         signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
         name = lexical_signal(signals)
         lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
-        chance = Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)))
+        matched = np.log1p((signals[name] > 0).sum(axis=1)) if name else np.zeros(1)
+        chance = Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)),
+                        matched=float(np.mean(matched)))
         if path:
-            _write_bytes(path, json.dumps({"best": chance.best, "lexical": chance.lexical}).encode())
+            _write_bytes(path, json.dumps(vars(chance)).encode())
     try:
         ref = weakref.ref(scorer, lambda _: _CHANCE.pop(key, None))
     except TypeError:  # a scorer that cannot be weakly referenced is scored again next time
@@ -191,10 +204,10 @@ def _read_chance(path: str) -> Chance | None:
     try:
         with open_regular(path) as handle:
             raw = json.loads(handle.read(4096))
-        chance = Chance(best=float(raw["best"]), lexical=float(raw["lexical"]))
+        chance = Chance(best=float(raw["best"]), lexical=float(raw["lexical"]), matched=float(raw["matched"]))
     except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing, cut or from elsewhere: score again
-    return chance if np.isfinite([chance.best, chance.lexical]).all() else None
+        return None  # missing, cut, from elsewhere or from before ``matched``: score again
+    return chance if np.isfinite([chance.best, chance.lexical, chance.matched]).all() else None
 
 
 def everyday_cosines(vectors: np.ndarray, model_id: str, encode: Encode) -> np.ndarray:

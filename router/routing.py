@@ -29,8 +29,9 @@ How a request is routed:
 5. A request of several parts (sentences, list items, "then" / "also" / "plus") adds ``split_weight`` times each
    skill's best fused score over its parts (:mod:`router.split`), so each part's skill can reach the top k.
 6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when a small model over the request's confidence,
-   its closeness to everyday requests and the best body passage's BM25, each against the library's chance level,
-   says no skill serves it; only the surfaces in front of an agent act on it.
+   its closeness to everyday requests, the best body passage's BM25 and how many skills' bodies share a word with
+   it, each against the library's chance level, says no skill serves it; only the surfaces in front of an agent
+   act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
 :meth:`Router.rank_scored`), so the CLI, the evaluation, tuning and the benchmarks rank exactly as the router does.
@@ -472,16 +473,18 @@ class Router:
 
     def no_skill_features(self, scored: Scored, excluded: np.ndarray | None = None) -> np.ndarray:
         """The "no skill fits" model's numbers for each request of ``scored`` (:func:`router.abstain.features`,
-        requests x 3), over the skills that may be shown (``excluded``: a mask of those that may not)."""
+        requests x 4), over the skills that may be shown (``excluded``: a mask of those that may not)."""
         cosine, lexical_name = confidence_scores(scored.signals), abstain.lexical_signal(scored.signals)
         best = [confidence(row, excluded) for row in cosine]
         lexical = [confidence(row, excluded) for row in scored.signals[lexical_name]] if lexical_name \
             else [0.0] * len(best)
+        matched = [float(((row if excluded is None else row[~excluded]) > 0).sum())
+                   for row in scored.signals[lexical_name]] if lexical_name else [0.0] * len(best)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
         chance = abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
             self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id,
             self._saved_identity())
-        return abstain.features(np.array(best), everyday, np.array(lexical), chance)
+        return abstain.features(np.array(best), everyday, np.array(lexical), np.array(matched), chance)
 
     def _saved_identity(self) -> bytes | None:
         """Bytes that change whenever the saved index does: its manifest (the skills' content hashes, the

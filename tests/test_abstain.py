@@ -4,6 +4,7 @@ agent (hook, /v1/route with abstain, MCP search_skills) against the catalogue su
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -20,24 +21,29 @@ from serve_support import BUNDLED, copy_bundled, running
 
 
 # -- the rule -------------------------------------------------------------------------------------------------------
-def test_the_features_are_the_three_numbers_against_the_library_chance_level() -> None:
-    chance = abstain.Chance(best=0.2, lexical=1.5)
-    rows = abstain.features(np.array([0.35, 0.1]), np.array([0.3, 0.5]), np.array([np.e ** 2 - 1, 0.0]), chance)
-    assert np.allclose(rows, [[0.15, 0.3, 0.5], [-0.1, 0.5, -1.5]])
-    assert np.allclose(abstain.features(0.2, 0.3, -4.0, chance), [[0.0, 0.3, -1.5]])  # no negative BM25: log1p(0)
+def test_the_features_are_the_four_numbers_against_the_library_chance_level() -> None:
+    chance = abstain.Chance(best=0.2, lexical=1.5, matched=3.0)
+    rows = abstain.features(np.array([0.35, 0.1]), np.array([0.3, 0.5]), np.array([np.e ** 2 - 1, 0.0]),
+                            np.array([np.e ** 4 - 1, 0.0]), chance)
+    assert np.allclose(rows, [[0.15, 0.3, 0.5, 1.0], [-0.1, 0.5, -1.5, -3.0]])
+    assert np.allclose(abstain.features(0.2, 0.3, -4.0, np.e - 1, chance), [[0.0, 0.3, -1.5, -2.0]])  # log1p(0)
 
 
 def test_the_decision_is_the_logit_of_the_fitted_model_at_its_cut() -> None:
-    intercept, w_best, w_everyday, w_lexical = abstain.COEFFICIENTS
-    row = np.array([[0.1, 0.4, -0.5]])
-    assert abstain.score(row)[0] == pytest.approx(intercept + 0.1 * w_best + 0.4 * w_everyday - 0.5 * w_lexical)
-    assert abstain.score(row, (1.0, 2.0, 3.0, 4.0))[0] == pytest.approx(1 + 0.2 + 1.2 - 2.0)
-    assert w_best < 0 and w_everyday > 0 and w_lexical < 0  # closer to a skill or its body: less likely none
-    chance = abstain.Chance(best=0.2, lexical=1.0)
-    # an everyday cosine placed exactly at the cut for best = chance and lexical = chance, then either side of it
+    intercept, w_best, w_everyday, w_lexical, w_matched = abstain.COEFFICIENTS
+    row = np.array([[0.1, 0.4, -0.5, 2.0]])
+    assert abstain.score(row)[0] == pytest.approx(intercept + 0.1 * w_best + 0.4 * w_everyday - 0.5 * w_lexical
+                                                  + 2.0 * w_matched)
+    assert abstain.score(row, (1.0, 2.0, 3.0, 4.0, 5.0))[0] == pytest.approx(1 + 0.2 + 1.2 - 2.0 + 10.0)
+    # closer to a skill, its body, or sharing words with more bodies: less likely none
+    assert w_best < 0 and w_everyday > 0 and w_lexical < 0 and w_matched < 0
+    chance = abstain.Chance(best=0.2, lexical=1.0, matched=np.log(8))
+    # an everyday cosine placed exactly at the cut for each other number at chance, then either side of it
     edge = (abstain.CUT - intercept) / w_everyday
-    assert abstain.fits_no_skill(0.2, edge + 1e-6, np.e - 1, chance)
-    assert not abstain.fits_no_skill(0.2, edge - 1e-6, np.e - 1, chance)
+    assert abstain.fits_no_skill(0.2, edge + 1e-6, np.e - 1, 7, chance)
+    assert not abstain.fits_no_skill(0.2, edge - 1e-6, np.e - 1, 7, chance)
+    # the same request sharing words with e times more bodies (plus one) than chance is kept
+    assert not abstain.fits_no_skill(0.2, edge - w_matched / w_everyday - 1e-6, np.e - 1, 8 * np.e - 1, chance)
 
 
 def test_the_lexical_evidence_is_the_body_passages_else_the_body_else_the_description() -> None:
@@ -65,7 +71,9 @@ def test_the_chance_level_is_the_everyday_means_computed_once_per_library() -> N
     assert seen == [(abstain.CHANCE_SAMPLE, abstain.CHANCE_SAMPLE)]  # the first everyday requests only
     Scorer.calls = 0
     chance = abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m")
-    assert chance == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and Scorer.calls == 1
+    # every request has one skill with a lexical score above zero: matched = log(1 + 1)
+    assert chance == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0),
+                                    matched=pytest.approx(np.log(2))) and Scorer.calls == 1
     assert abstain.chance_level(first, first.score, lambda s: s["dense"].max(axis=1), vectors, "m") is chance
     assert Scorer.calls == 1  # the same library: from memory
     abstain.chance_level(second, second.score, lambda s: s["dense"].max(axis=1), vectors, "m")
@@ -90,12 +98,16 @@ def test_a_saved_index_keeps_its_chance_level_in_the_cache_folder(tmp_path: Path
 
     first = chance(b"manifest 1")
     [saved] = (tmp_path / "skill-router" / "everyday").glob("chance-*.json")
-    assert first == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0)) and calls == [54]
+    assert first == abstain.Chance(best=pytest.approx(0.3), lexical=pytest.approx(1.0),
+                                   matched=pytest.approx(np.log(2))) and calls == [54]
     assert chance(b"manifest 1") == first and calls == [54]  # read back, not scored
     chance(b"manifest 2")  # another index: scored again, saved beside
     assert calls == [54, 54] and len(list(saved.parent.glob("chance-*.json"))) == 2
     saved.write_text('{"best": "not a number"}')  # a cut or foreign file is scored again, never trusted
     assert chance(b"manifest 1") == first and calls == [54, 54, 54]
+    saved.write_text('{"best": 0.3, "lexical": 1.0}')  # a file from before ``matched``: scored again
+    assert chance(b"manifest 1") == first and calls == [54, 54, 54, 54]
+    assert json.loads(saved.read_text()) == {"best": first.best, "lexical": first.lexical, "matched": first.matched}
 
 
 def test_everyday_vectors_are_embedded_once_then_read_from_the_cache(tmp_path: Path, monkeypatch) -> None:
@@ -181,10 +193,12 @@ def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -
     assert abstain.CHANCE_SAMPLE == 54 and len(abstain.EVERYDAY) == 146
     baseline = bundled.signals.score(list(abstain.EVERYDAY[:54]), everyday[:54])  # chance: the first 54
     chance = abstain.Chance(best=float(baseline["dense"].max(axis=1).mean()),
-                            lexical=float(np.log1p(baseline["passages"].max(axis=1)).mean()))
+                            lexical=float(np.log1p(baseline["passages"].max(axis=1)).mean()),
+                            matched=float(np.log1p((baseline["passages"] > 0).sum(axis=1)).mean()))
     rows = np.column_stack([scored.signals["dense"].max(axis=1) - chance.best,
                             (scored.vectors @ everyday.T).max(axis=1),
-                            np.log1p(scored.signals["passages"].max(axis=1)) - chance.lexical])
+                            np.log1p(scored.signals["passages"].max(axis=1)) - chance.lexical,
+                            np.log1p((scored.signals["passages"] > 0).sum(axis=1)) - chance.matched])
     assert np.allclose(bundled.no_skill_features(scored), rows)
     expected = [bool(abstain.COEFFICIENTS[0] + r @ np.array(abstain.COEFFICIENTS[1:]) >= abstain.CUT) for r in rows]
     assert [r.no_skill for r in bundled.route_many(texts)] == expected == [False, False, True]
@@ -206,6 +220,9 @@ def test_an_excluded_skill_gives_no_evidence(bundled: Router) -> None:
     mask = np.array([s.name == "haiku-responder" for s in bundled.skills])
     kept, without = bundled.no_skill_features(scored)[0], bundled.no_skill_features(scored, mask)[0]
     assert without[0] < kept[0] and without[2] < kept[2] and without[1] == kept[1]
+    passages = scored.signals["passages"][0]
+    assert passages[mask][0] > 0  # the excluded skill shares a word with the request: one body fewer counts
+    assert np.exp(kept[3] - without[3]) == pytest.approx((1 + (passages > 0).sum()) / (passages > 0).sum())
 
 
 # -- the surfaces ---------------------------------------------------------------------------------------------------
