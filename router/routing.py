@@ -478,10 +478,17 @@ class Router:
         lexical = [confidence(row, excluded) for row in scored.signals[lexical_name]] if lexical_name \
             else [0.0] * len(best)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
-        chance = abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
-            self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id,
-            self._saved_identity())
+        chance = self._chance(int(scored.vectors.shape[1]))
         return abstain.features(np.array(best), everyday, np.array(lexical), chance)
+
+    def _chance(self, dim: int) -> abstain.Chance:
+        """The library's chance level: as the store keeps it with the index (computed when the index was built),
+        else computed on this first need (an index saved before it was kept, or by another recipe)."""
+        stored = self._index.chance
+        if isinstance(stored, abstain.Chance):
+            return stored
+        return abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
+            self.encoder.model_id, self.encode, dim), self.encoder.model_id, self._saved_identity())
 
     def _saved_identity(self) -> bytes | None:
         """Bytes that change whenever the saved index does: its manifest (the skills' content hashes, the
