@@ -10,7 +10,8 @@ reader that finds another version says to run ``index``)::
 
     skill_router_schema       (version)                                         one row
     skill_router_libraries    (key, prefix, generation, signature, ...)         one row per library (roots + profile)
-    skill_router_generations  (id, key, epoch, n, signature, params, moments)   the committed generations
+    skill_router_generations  (id, key, epoch, n, signature, params, moments,   the committed generations, each
+                               chance)                                          with its no-skill chance level
     <prefix>_embeddings       (content_hash, embedding vector(dim))             the embedding cache, by content
     <prefix>_e<epoch>_docs    (slot, born, died, skill_id, name, row_hash,      each skill's row: what a replica
                                record, dl0, dl1, embedding)                     shows, its lengths and its vector
@@ -28,7 +29,10 @@ deleted, and an epoch's tables dropped once no kept generation reads them.
 A build embeds, in batches over the ONNX encoder, only the texts whose content hash the cache lacks, and commits
 each batch (a build killed while embedding resumes where it stopped). The generation itself (its rows, the
 library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves the previous
-generation serving, and a reader reads one generation or the next, never a mix.
+generation serving, and a reader reads one generation or the next, never a mix. The generation's no-skill chance
+level (:mod:`router.abstain`: the everyday sample scored against it) is computed in that transaction, over the
+generation as it will be read, and kept in its row with its recipe, so no replica scores the sample after a swap
+(a replica whose config feeds the level other signals computes its own, once per generation).
 
 Readers. ``route``/``prompt`` read the library from its files and check it against the generation's signature.
 ``serve`` (:class:`Replica`) reads nothing but the database: each live row's slot, id and name (a new generation
@@ -77,7 +81,10 @@ if TYPE_CHECKING:
     from router.signals import BuildReport
     from router.spec import LibrarySpec
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: What a generation's rows are: part of every signature and build key, so a migration that only adds a column
+#: (schema 3: the generations' chance level) keeps every generation current.
+ROW_FORMAT = 2
 #: Libraries with fewer skills are scored exactly (every skill's scores read); HNSW top lists from here on.
 EXACT_BELOW = 5000
 #: Candidates per signal above EXACT_BELOW: at least this many, and at least 20 times the routed k.
@@ -241,6 +248,9 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
         _drop_per_generation_tables,
         "ALTER TABLE skill_router_generations ADD COLUMN epoch bigint NOT NULL",
     ),
+    3: (
+        "ALTER TABLE skill_router_generations ADD COLUMN chance jsonb",
+    ),
 }
 
 
@@ -303,7 +313,7 @@ def library_signature(router: LibrarySource) -> str:
     parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a reader
     from files checks it before it routes)."""
     config = router.config
-    digest = hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, router.profile.name, config.body,
+    digest = hashlib.sha256(json.dumps([ROW_FORMAT, router.encoder.model_id, router.profile.name, config.body,
                                         config.body_tokens, config.dense_name]).encode())
     for s in router.skills:  # one row at a time: no list of 100,000 rows for the collector to walk
         row = "\0".join((s.id, s.name, s.description, s.index_description, s.body, *s.examples))
@@ -345,6 +355,7 @@ class Generation:
     params: Mapping[str, Any]
     mean: np.ndarray  # (dim,) mean of the skills' vectors
     second: np.ndarray  # (dim, dim) mean of v v^T
+    chance: Mapping[str, Any] | None = None  # the no-skill chance level kept with it (router.abstain.stored_chance)
 
     @property
     def n(self) -> int:
@@ -381,10 +392,10 @@ def _sums(raw: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def generation_header(conn: Any, key: str, url: str) -> tuple[Any, ...]:
-    """(prefix, dim, id, epoch, n, signature, params, moments) of the library's current generation, none of its
-    rows; :class:`ConfigError` when the database holds no index of the library (or another schema)."""
+    """(prefix, dim, id, epoch, n, signature, params, moments, chance) of the library's current generation, none
+    of its rows; :class:`ConfigError` when the database holds no index of the library (or another schema)."""
     check_schema(conn, url)
-    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments FROM "
+    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments, g.chance FROM "
                        "skill_router_libraries l JOIN skill_router_generations g ON g.id = l.generation WHERE l.key = "
                        "%s", (key,)).fetchone()
     if row is None:
@@ -396,7 +407,7 @@ def generation_header(conn: Any, key: str, url: str) -> tuple[Any, ...]:
 def read_generation(conn: Any, key: str, url: str, previous: Generation | None = None) -> Generation:
     """The library's current generation; from ``previous`` (a generation of the same epoch) only the rows that
     changed between the two are read."""
-    prefix, dim, gen_id, epoch, n, signature, params, moments = generation_header(conn, key, url)
+    prefix, dim, gen_id, epoch, n, signature, params, moments, chance = generation_header(conn, key, url)
     gen_id, epoch, n = int(gen_id), int(epoch), int(n)
     if previous is not None and previous.id == gen_id:
         return previous
@@ -420,7 +431,7 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
             first, second = _sums(bytes(moments), int(dim))
             scale = 1.0 / max(n, 1)
             return Generation(gen_id, prefix, epoch, previous.slots, ids, names, born, signature, params,
-                              first * scale, second * scale)
+                              first * scale, second * scale, chance)
         keep = ~np.isin(previous.slots, np.fromiter(gone, np.int64, len(gone))) if gone else \
             np.ones(previous.n, dtype=bool)
         kept = np.flatnonzero(keep)
@@ -445,7 +456,72 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
     first, second = _sums(bytes(moments), int(dim))
     scale = 1.0 / max(n, 1)
     return Generation(gen_id, prefix, epoch, slots, ids, names, born, signature, params, first * scale,
-                      second * scale)
+                      second * scale, chance)
+
+
+def chance_recipe(generation: Generation, signals: Scorer, model_id: str) -> str:
+    """The recipe (:func:`router.abstain.chance_recipe`) of ``generation``'s chance level scored by ``signals``:
+    its content is the generation itself (its id, signature and build key)."""
+    from router import abstain
+    from router.index import scored_names
+
+    content = json.dumps(["postgresql", generation.id, generation.signature, generation.params.get("build")])
+    return abstain.chance_recipe(model_id, scored_names(signals), content)
+
+
+def kept_chance(generation: Generation, signals: Scorer, model_id: str) -> Any:
+    """The chance level (:class:`router.abstain.Chance`) ``generation`` keeps, when its recipe is that of
+    ``signals`` (the reader's own); None: the reader computes it."""
+    from router import abstain
+
+    return abstain.read_stored(generation.chance, chance_recipe(generation, signals, model_id))
+
+
+class _Within:
+    """A database whose one connection is a writer's open transaction: the generation it is writing is scored
+    as readers will read it, before the commit that shows it to them."""
+
+    def __init__(self, conn: Any, url: str) -> None:
+        self.conn, self.url = conn, url
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        yield self.conn
+
+
+def _generation_chance(db: Any, conn: Any, router: LibrarySource, key: str) -> tuple[Generation, dict[str, Any]]:
+    """The library's current generation as ``conn`` reads it and its chance level in its stored form, scored as
+    a replica with ``router``'s config scores it (the passage index beside it in memory, as far as it reaches)."""
+    from indexes.tokenize import Tokenizer
+
+    from router import abstain
+    from router.index import beside, chance_now
+
+    generation = read_generation(conn, key, db.url)
+    signals: Scorer = PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                                [s.id for s in router.skills])
+    signals = beside(signals, router, ("passages",))
+    chance = cast(abstain.Chance, chance_now(signals, router))
+    return generation, abstain.stored_chance(chance, chance_recipe(generation, signals, router.encoder.model_id))
+
+
+def _keep_chance(db: Database, router: LibrarySource, key: str) -> None:
+    """For a current generation committed without its chance level (before schema 3) or by another recipe: the
+    level computed now and kept in its row."""
+    from indexes.tokenize import Tokenizer
+
+    from router.index import beside
+
+    with db.connection() as conn:
+        generation = read_generation(conn, key, db.url)
+    signals = beside(PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                               [s.id for s in router.skills]), router, ("passages",))
+    if kept_chance(generation, signals, router.encoder.model_id) is not None:
+        return
+    with db.connection() as conn:
+        generation, stored = _generation_chance(_Within(conn, db.url), conn, router, key)
+        conn.execute("UPDATE skill_router_generations SET chance = %s WHERE id = %s", (json.dumps(stored),
+                                                                                        generation.id))
 
 
 # -- writing --------------------------------------------------------------------------------------------------------
@@ -456,6 +532,8 @@ class PublishReport:
     reused: int = 0
     seconds_embedding: float = 0.0
     seconds_commit: float = 0.0
+    #: of the commit: scoring the everyday sample against the generation (its chance level)
+    seconds_chance: float = 0.0
     unchanged: bool = False
     #: rows written by the generation (all of them for a build from scratch, the changed ones for an edit)
     written: int = 0
@@ -486,7 +564,7 @@ def _build_key(router: LibrarySource, fields: Sequence[str], dim: int) -> str:
 
     config = router.config
     params = BM25Params()
-    return hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, dim, router.profile.name, list(fields),
+    return hashlib.sha256(json.dumps([ROW_FORMAT, router.encoder.model_id, dim, router.profile.name, list(fields),
                                       DEFAULT_TOKENIZER.to_dict(), params.k1, params.b, params.variant, config.body,
                                       config.body_tokens, config.dense_name], sort_keys=True, default=str
                                      ).encode()).hexdigest()
@@ -552,6 +630,7 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (key,)).fetchone()[0]
     if current == signature:
         report.unchanged = True
+        _keep_chance(db, router, key)
         return report
     dense_texts = router.dense_texts()
     doc_keys = [text_key(model, t) for t in dense_texts]
@@ -703,6 +782,10 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
                                                       _moments_bytes(first, second), epoch))
         conn.execute("UPDATE skill_router_libraries SET generation = %s, signature = %s, updated = now() "
                      "WHERE key = %s", (gen_id, signature, key))
+        start_chance = time.perf_counter()
+        _, chance = _generation_chance(_Within(conn, db.url), conn, router, key)
+        conn.execute("UPDATE skill_router_generations SET chance = %s WHERE id = %s", (json.dumps(chance), gen_id))
+        report.seconds_chance = time.perf_counter() - start_chance
         _prune(conn, key, prefix, keep)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"key": key, "generation": gen_id})))
     report.generation = gen_id
@@ -812,10 +895,18 @@ class PgSignals:
     def has_examples(self) -> bool:
         return self.generation.has_examples
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The signals :meth:`score` scores."""
+        return (*self._database_names(), "centrality")
+
+    def _database_names(self) -> list[str]:
+        g = self.generation
+        return ["bm25", "dense"] + (["examples"] if g.has_examples else []) + [f for f in g.fields if f != "bm25"]
+
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
-        names = ["bm25", "dense"] + (["examples"] if g.has_examples else []) + \
-            [f for f in g.fields if f != "bm25"]
+        names = self._database_names()
         out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
             return {**out, "centrality": np.zeros((0, g.n))}
@@ -1078,7 +1169,8 @@ class PgStore:
         from router.signals import BuildReport
 
         signals = PgSignals.current(self.database, source.spec.key, source)
-        return beside(signals, source, ("passages",)), BuildReport()
+        scorer = beside(signals, source, ("passages",))
+        return scorer, BuildReport(chance=kept_chance(signals.generation, scorer, source.encoder.model_id))
 
 
 def cmd_index_database(router: LibrarySource, store: PgStore, *, json_output: bool = False) -> int:
@@ -1378,5 +1470,6 @@ class Replica:
                                     self.config.k)
         if generation.n <= passages.MAX_SKILLS:  # as in process: past it no passage index, so no body is read
             signals = beside(signals, source, ("passages",))
-        index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), BuildReport())
+        report = BuildReport(chance=kept_chance(generation, signals, source.encoder.model_id))
+        index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), report)
         return Router(index, same_places=before if same_places else None)
