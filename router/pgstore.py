@@ -11,7 +11,8 @@ reader that finds another version says to run ``index``)::
     skill_router_schema       (version)                                         one row
     skill_router_libraries    (key, prefix, generation, signature, ...)         one row per library (roots + profile)
     skill_router_generations  (id, key, epoch, n, signature, params, moments,   the committed generations, each
-                               chance)                                          with its no-skill chance level
+                               chance, centrality)                              with its no-skill chance level
+                                                                                and its rows' centrality
     <prefix>_embeddings       (content_hash, embedding vector(dim))             the embedding cache, by content
     <prefix>_e<epoch>_docs    (slot, born, died, skill_id, name, row_hash,      each skill's row: what a replica
                                record, dl0, dl1, embedding)                     shows, its lengths and its vector
@@ -30,9 +31,10 @@ A build embeds, in batches over the ONNX encoder, only the texts whose content h
 each batch (a build killed while embedding resumes where it stopped). The generation itself (its rows, the
 library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves the previous
 generation serving, and a reader reads one generation or the next, never a mix. The generation's no-skill chance
-level (:mod:`router.abstain`: the everyday sample scored against it) is computed in that transaction, over the
-generation as it will be read, and kept in its row with its recipe, so no replica scores the sample after a swap
-(a replica whose config feeds the level other signals computes its own, once per generation).
+level (:mod:`router.abstain`: the everyday sample scored against it) and its rows' ``centrality`` (each vector's
+inner product with their mean: a pass over every vector) are computed in that transaction, over the generation as
+it will be read, and kept in its row (the level with its recipe), so a replica that swaps to it scores no sample
+and scans no vector (a replica whose config feeds the level other signals computes its own, once per generation).
 
 Readers. ``route``/``prompt`` read the library from its files and check it against the generation's signature.
 ``serve`` (:class:`Replica`) reads nothing but the database: each live row's slot, id and name (a new generation
@@ -233,6 +235,22 @@ def _drop_per_generation_tables(conn: Any) -> None:
     conn.execute("DELETE FROM skill_router_generations")
 
 
+def _index_births_and_deaths(conn: Any) -> None:
+    """Schema 3: every epoch's rows indexed by the generation that wrote them and the one that replaced them, so a
+    replica reads the rows a new generation changed without a pass over every row (:func:`read_generation`)."""
+    rows = conn.execute("SELECT DISTINCT l.prefix, g.epoch FROM skill_router_generations g JOIN skill_router_libraries "
+                        "l ON l.key = g.key").fetchall()
+    for prefix, epoch in rows:
+        _index_generations(conn, prefix, int(epoch))
+
+
+def _index_generations(conn: Any, prefix: str, epoch: int) -> None:
+    docs = _ident(prefix, f"e{epoch}", "docs")
+    for column in ("born", "died"):
+        conn.execute(_sql("CREATE INDEX IF NOT EXISTS {i} ON {d} ({c})", d=docs, c=_ident(column),
+                          i=_ident(prefix, f"e{epoch}", f"docs_{column}")))
+
+
 Migration = str | Callable[[Any], None]
 MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     1: (
@@ -249,7 +267,8 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
         "ALTER TABLE skill_router_generations ADD COLUMN epoch bigint NOT NULL",
     ),
     3: (
-        "ALTER TABLE skill_router_generations ADD COLUMN chance jsonb",
+        "ALTER TABLE skill_router_generations ADD COLUMN chance jsonb, ADD COLUMN centrality bytea",
+        _index_births_and_deaths,
     ),
 }
 
@@ -489,39 +508,45 @@ class _Within:
         yield self.conn
 
 
-def _generation_chance(db: Any, conn: Any, router: LibrarySource, key: str) -> tuple[Generation, dict[str, Any]]:
-    """The library's current generation as ``conn`` reads it and its chance level in its stored form, scored as
-    a replica with ``router``'s config scores it (the passage index beside it in memory, as far as it reaches)."""
+def _keep_derived(db: Any, conn: Any, router: LibrarySource, key: str) -> Generation:
+    """Keep in the row of the library's current generation, as ``conn`` reads it, what every reader would derive
+    from it: its chance level in its stored form, scored as a replica with ``router``'s config scores it (the
+    passage index beside it in memory, as far as it reaches), and its rows' centrality in slot order (read while
+    scoring)."""
     from indexes.tokenize import Tokenizer
 
     from router import abstain
     from router.index import beside, chance_now
 
     generation = read_generation(conn, key, db.url)
-    signals: Scorer = PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
-                                [s.id for s in router.skills])
-    signals = beside(signals, router, ("passages",))
+    database = PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                         [s.id for s in router.skills])
+    signals = beside(database, router, ("passages",))
     chance = cast(abstain.Chance, chance_now(signals, router))
-    return generation, abstain.stored_chance(chance, chance_recipe(generation, signals, router.encoder.model_id))
+    stored = abstain.stored_chance(chance, chance_recipe(generation, signals, router.encoder.model_id))
+    central = database._centrality(conn)[database._positions(generation.slots)]
+    conn.execute("UPDATE skill_router_generations SET chance = %s, centrality = %s WHERE id = %s",
+                 (json.dumps(stored), np.ascontiguousarray(central, dtype=np.float64).tobytes(), generation.id))
+    return generation
 
 
 def _keep_chance(db: Database, router: LibrarySource, key: str) -> None:
-    """For a current generation committed without its chance level (before schema 3) or by another recipe: the
-    level computed now and kept in its row."""
+    """For a current generation committed without its chance level and centrality (before schema 3), or with a
+    level of another recipe: both computed now and kept in its row."""
     from indexes.tokenize import Tokenizer
 
     from router.index import beside
 
     with db.connection() as conn:
         generation = read_generation(conn, key, db.url)
+        has_centrality = conn.execute("SELECT centrality IS NOT NULL FROM skill_router_generations WHERE id = %s",
+                                      (generation.id,)).fetchone()[0]
     signals = beside(PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
                                [s.id for s in router.skills]), router, ("passages",))
-    if kept_chance(generation, signals, router.encoder.model_id) is not None:
+    if has_centrality and kept_chance(generation, signals, router.encoder.model_id) is not None:
         return
     with db.connection() as conn:
-        generation, stored = _generation_chance(_Within(conn, db.url), conn, router, key)
-        conn.execute("UPDATE skill_router_generations SET chance = %s WHERE id = %s", (json.dumps(stored),
-                                                                                        generation.id))
+        _keep_derived(_Within(conn, db.url), conn, router, key)
 
 
 # -- writing --------------------------------------------------------------------------------------------------------
@@ -532,8 +557,10 @@ class PublishReport:
     reused: int = 0
     seconds_embedding: float = 0.0
     seconds_commit: float = 0.0
-    #: of the commit: scoring the everyday sample against the generation (its chance level)
+    #: of the commit: scoring the everyday sample against the generation (its chance level) and its centrality
     seconds_chance: float = 0.0
+    #: when the generation's transaction committed (``time.monotonic()`` of this process; 0: none committed)
+    committed_at: float = 0.0
     unchanged: bool = False
     #: rows written by the generation (all of them for a build from scratch, the changed ones for an edit)
     written: int = 0
@@ -594,6 +621,7 @@ def _index_epoch(conn: Any, prefix: str, epoch: int) -> None:
     conn.execute(_sql("CREATE INDEX ON {x} USING hnsw (embedding vector_ip_ops) WITH " + HNSW_OPTIONS, x=examples))
     conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
     conn.execute(_sql("CREATE INDEX ON {p} (slot)", p=postings))
+    _index_generations(conn, prefix, epoch)
     for table in (docs, examples, postings):  # the planner's statistics, before the first reader plans a query
         conn.execute(_sql("ANALYZE {t}", t=table))
 
@@ -783,11 +811,12 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         conn.execute("UPDATE skill_router_libraries SET generation = %s, signature = %s, updated = now() "
                      "WHERE key = %s", (gen_id, signature, key))
         start_chance = time.perf_counter()
-        _, chance = _generation_chance(_Within(conn, db.url), conn, router, key)
-        conn.execute("UPDATE skill_router_generations SET chance = %s WHERE id = %s", (json.dumps(chance), gen_id))
+        _keep_derived(_Within(conn, db.url), conn, router, key)
         report.seconds_chance = time.perf_counter() - start_chance
         _prune(conn, key, prefix, keep)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"key": key, "generation": gen_id})))
+        conn.commit()
+        report.committed_at = time.monotonic()
     report.generation = gen_id
     report.written, report.removed, report.incremental = len(rows), len(removed), incremental
     report.seconds_commit = time.perf_counter() - start
@@ -932,15 +961,21 @@ class PgSignals:
 
     def _centrality(self, conn: Any) -> np.ndarray:
         """The ``centrality`` signal (:mod:`router.signals.centrality`): each live description vector's inner
-        product with their mean, one statement per generation."""
+        product with their mean, as the generation's row keeps it (in slot order, computed by this statement when
+        it was committed), else by one statement over every vector; once per generation."""
         g = self.generation
         if self._central is None or self._central[0] != g.id:
-            live = _live()
-            rows = conn.execute(_sql("SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {d} WHERE " + live +
-                                     ")) FROM {d} WHERE " + live, d=g.table("docs")), {"g": g.id}).fetchall()
             values = np.zeros(g.n)
-            if rows:
-                values[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
+            kept = conn.execute("SELECT centrality FROM skill_router_generations WHERE id = %s", (g.id,)).fetchone()
+            if kept is not None and kept[0] is not None and len(kept[0]) == 8 * g.n:
+                values[self._positions(g.slots)] = np.frombuffer(bytes(kept[0]), dtype=np.float64)
+            else:
+                live = _live()
+                rows = conn.execute(_sql("SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {d} WHERE " +
+                                         live + ")) FROM {d} WHERE " + live, d=g.table("docs")),
+                                    {"g": g.id}).fetchall()
+                if rows:
+                    values[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
             self._central = (g.id, values)
         return self._central[1]
 

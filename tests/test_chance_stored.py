@@ -72,6 +72,9 @@ def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_sc
     assert routing.no_skill and calls == []  # the decision was made, and the everyday sample never scored
     # exactly the level the first route computed before it was kept with the index
     assert abstain.Chance(**stored["means"]) == _by_formula(router)
+    from router.index import scored_names  # what the recipe names: the signals a score returns, without scoring
+
+    assert scored_names(router.signals) == tuple(router.signals.score(["hello"], router.encode(["hello"])))
 
 
 def test_a_changed_recipe_or_library_computes_the_level_again_once(tmp_path, monkeypatch, encoder) -> None:

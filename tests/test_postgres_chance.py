@@ -83,6 +83,10 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     assert router.route("thank you so much").no_skill and calls == []
     # exactly the level the reader's first route computed before the generation kept it
     assert abstain.Chance(**kept["means"]) == _by_formula(router)
+    from router.index import scored_names  # what the recipe names: the signals a score returns, without scoring
+
+    names = scored_names(router.signals)
+    assert sorted(names) == sorted(router.signals.score(["hello"], router.encode(["hello"]))) and "passages" in names
 
     _edit(library, "pdf-form-filling", NEW)  # an edit: a generation of one row, with its own level
     edited = _index(capsys, library, pg.url)
@@ -100,7 +104,43 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     assert calls == [edited["generation"]]
 
 
+def test_each_generation_keeps_its_centrality_as_the_scan_over_its_vectors_gives_it(pg, capsys, tmp_path) -> None:
+    import psycopg
+
+    from router import pgstore
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    _index(capsys, library, pg.url)
+    _edit(library, "pdf-form-filling", NEW)
+    summary = _index(capsys, library, pg.url)
+    router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
+    g = router.signals.generation
+    assert g.id == summary["generation"]
+    with psycopg.connect(pg.url) as conn:
+        docs = g.table("docs").as_string(conn)
+        live = f"born <= {g.id} AND died > {g.id}"
+        scanned = conn.execute(f"SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {docs} WHERE {live})) "
+                               f"FROM {docs} WHERE {live} ORDER BY slot").fetchall()
+        kept = conn.execute("SELECT centrality FROM skill_router_generations WHERE id = %s", (g.id,)).fetchone()[0]
+    assert [r[0] for r in scanned] == g.slots.tolist()
+    assert np.frombuffer(bytes(kept), dtype=np.float64).tolist() == [r[1] for r in scanned]  # exactly the scan's
+    by_id = dict(zip(g.ids, (r[1] for r in scanned)))
+    centrality = router.signals.score(["make a pdf"], router.encode(["make a pdf"]))["centrality"][0]
+    assert centrality.tolist() == [by_id[s.id] for s in router.skills]
+    with psycopg.connect(pg.url) as conn:  # a reader takes the kept values, not a scan of its own
+        conn.execute("UPDATE skill_router_generations SET centrality = %s WHERE id = %s",
+                     (np.arange(g.n, dtype=np.float64).tobytes(), g.id))
+    fresh = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
+    values = fresh.signals.score(["make a pdf"], fresh.encode(["make a pdf"]))["centrality"][0]
+    slot_order = {skill_id: float(i) for i, skill_id in enumerate(g.ids)}
+    assert values.tolist() == [slot_order[s.id] for s in fresh.skills]
+
+
 def test_a_replica_that_swaps_generation_scores_no_everyday_sample(pg, capsys, tmp_path, monkeypatch) -> None:
+    import gc
+    import weakref
+
     library = copy_bundled(tmp_path / "skills")
     _index(capsys, library, pg.url)
     calls = _sample_scorings(monkeypatch)
@@ -121,6 +161,12 @@ def test_a_replica_that_swaps_generation_scores_no_everyday_sample(pg, capsys, t
             assert client.post("/v1/route", json={"query": "thank you so much", "abstain": True}).json()["no_skill"]
         assert service.router.signals.generation.id == summary["generation"]
         assert service.router.index.chance == abstain.Chance(**_kept(pg.url, summary["generation"])["means"])
+        # what the first load made is left out of later collections (gc.freeze), and the router a swap replaced
+        # is still freed
+        assert gc.get_freeze_count() > len(router.skills)
+        replaced = weakref.ref(router)
+        del router
+        assert replaced() is None
     assert calls == []  # neither the first generation's first request nor the swapped one's scored the sample
 
 
@@ -130,12 +176,22 @@ def test_a_database_of_the_schema_before_is_migrated_by_index_and_refused_by_a_r
 
     from router import pgstore
     from router.routing import Router
+    from router.spec import LibrarySpec
 
     library = copy_bundled(tmp_path / "skills")
     summary = _index(capsys, library, pg.url)
     kept = _kept(pg.url, summary["generation"])
-    with psycopg.connect(pg.url) as conn:  # the database as schema 2 left it: no chance level in its generations
-        conn.execute("ALTER TABLE skill_router_generations DROP COLUMN chance")
+    prefix = pgstore.library_prefix(LibrarySpec.create([str(library)]).key)
+
+    def births_and_deaths(conn) -> list[str]:
+        names = [r[0] for r in conn.execute("SELECT indexname FROM pg_indexes ORDER BY 1").fetchall()]
+        return [n for n in names if n.startswith(prefix) and n.endswith(("_docs_born", "_docs_died"))]
+
+    with psycopg.connect(pg.url) as conn:  # the database as schema 2 left it: no chance level, no centrality
+        assert len(births_and_deaths(conn)) == 2
+        conn.execute("ALTER TABLE skill_router_generations DROP COLUMN chance, DROP COLUMN centrality")
+        for name in births_and_deaths(conn):  # and the rows not indexed by generation
+            conn.execute(f'DROP INDEX "{name}"')
         conn.execute("UPDATE skill_router_schema SET version = 2")
     status, _, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "make a pdf")
     assert status == 2 and err.count("\n") == 1
@@ -148,6 +204,9 @@ def test_a_database_of_the_schema_before_is_migrated_by_index_and_refused_by_a_r
     assert again["unchanged"] is True  # migrated, and the generation is still current: nothing rebuilt
     with psycopg.connect(pg.url) as conn:
         assert conn.execute("SELECT version FROM skill_router_schema").fetchone()[0] == pgstore.SCHEMA_VERSION == 3
+        assert [name.rsplit("_", 1)[1] for name in births_and_deaths(conn)] == ["born", "died"]
+        assert conn.execute("SELECT centrality IS NOT NULL FROM skill_router_generations WHERE id = %s",
+                            (summary["generation"],)).fetchone()[0]
     assert _kept(pg.url, summary["generation"]) == kept  # the level computed for the generation, kept in its row
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
