@@ -212,3 +212,26 @@ def test_a_database_of_the_schema_before_is_migrated_by_index_and_refused_by_a_r
     router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert router.index.chance == abstain.Chance(**kept["means"]) and router.route("hello").no_skill
     assert calls == []
+
+
+def test_a_changed_recipe_is_computed_by_its_reader_until_index_keeps_the_new_one(pg, capsys, tmp_path,
+                                                                                 monkeypatch) -> None:
+    from router import pgstore
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    summary = _index(capsys, library, pg.url)
+    before = _kept(pg.url, summary["generation"])
+    monkeypatch.setattr(abstain, "CHANCE_RECIPE", abstain.CHANCE_RECIPE + 1)  # how the level is computed changed
+    calls = _sample_scorings(monkeypatch)
+    reader = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
+    assert reader.index.chance is None  # the generation's level is of the recipe before
+    reader.route("hello")
+    assert calls == [summary["generation"]]
+    again = _index(capsys, library, pg.url)
+    assert again["unchanged"] is True and again["generation"] is None
+    after = _kept(pg.url, summary["generation"])
+    assert after["recipe"] != before["recipe"] and after["means"] == before["means"]  # the same generation
+    calls.clear()
+    fresh = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
+    assert fresh.index.chance == abstain.Chance(**after["means"]) and fresh.route("hello").no_skill and calls == []
