@@ -31,8 +31,14 @@ Measured, per size:
   one replica and both alternately; each replica's resident memory after the run.
 - downtime (``--downtime``): requests to both replicas while the database is stopped for 10 s: status codes
   before, during and after, and the time from the restart to each replica's first answer.
-- edit: one row's description rewritten, ``index`` run; the time from its commit until both replicas rank the
-  edited row first for a request made of its new text, with the number of failed requests meanwhile.
+- edit: one row's description rewritten, ``index`` run; the time from its commit (its ``COMMIT`` answered) until
+  both replicas rank the edited row first for a request made of its new text, with the number of failed
+  requests meanwhile, and where that time goes: until each replica serves the new generation (``/readyz``: the
+  ``NOTIFY`` delivered and the generation read), the reload itself, and the first probe on the new generation;
+  and, of the commit, the seconds spent on the generation's chance level and centrality. ``--only-edit``
+  measures the edit alone (with a kept ``--reuse`` database: about a minute at 10,000 rows, three at 100,000):
+
+    python benchmarks/scale.py --sizes 10000 --cached-vectors 10000 --reuse /tmp/scale10k --only-edit
 """
 
 from __future__ import annotations
@@ -428,9 +434,9 @@ def route_through(client: Any, replicas: list[tuple[subprocess.Popen, str]], ser
 
 
 def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False,
-             quick: bool = False) -> dict[str, Any]:
+             quick: bool = False, only_edit: bool = False) -> dict[str, Any]:
     """Every measure at ``n`` rows; ``quick``: only HNSW recall and route p50/p99 through one and two replicas
-    (and the replicas' memory)."""
+    (and the replicas' memory); ``only_edit``: only the edit's visibility (and the replicas' memory)."""
     import httpx
 
     from router import pgstore
@@ -439,9 +445,10 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     catalog, rows, queries, out = prepare(n, server, work, cached)
     db = pgstore.database(server.url)
     router = Router.from_catalog(str(catalog), store=pgstore.PgStore(server.url, db))
-    out["recall"] = recall(db, router, queries)
-    print(f"  recall {out['recall']}", file=sys.stderr)
-    if not quick:
+    if not only_edit:
+        out["recall"] = recall(db, router, queries)
+        print(f"  recall {out['recall']}", file=sys.stderr)
+    if not quick and not only_edit:
         out["agreement"] = agreement(router, catalog, queries[:REQUESTS])
         print(f"  agreement {out['agreement']}", file=sys.stderr)
     replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
@@ -451,10 +458,12 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             for _, url in replicas:
                 for q in queries[:10]:
                     client.post(f"{url}/v1/route", json={"query": q, "k": 5})
-            out.update(route_through(client, replicas, server, queries[:REQUESTS]))
+            if not only_edit:
+                out.update(route_through(client, replicas, server, queries[:REQUESTS]))
+                print(f"  route {json.dumps(out['route_one_replica'])}\n  two "
+                      f"{json.dumps(out['route_two_replicas'])}", file=sys.stderr)
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
-            print(f"  route {json.dumps(out['route_one_replica'])}\n  two {json.dumps(out['route_two_replicas'])}"
-                  f"\n  rss {out['replica_rss_mb']}", file=sys.stderr)
+            print(f"  rss {out['replica_rss_mb']}", file=sys.stderr)
             if not quick:
                 out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries[:REQUESTS])
                 out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
@@ -473,7 +482,10 @@ def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, repli
          queries: list[str]) -> dict[str, Any]:
     """One row's description rewritten and ``index`` run (in this process, as ``skill-router index --catalog ...
     --index-url ...`` runs it) while a second client keeps routing through both replicas: the time from the commit
-    until each replica ranks the row first and shows its new description, and every failed request meanwhile."""
+    until each replica ranks the row first and shows its new description, and every failed request meanwhile.
+    Where the time goes, per replica: from the commit until ``/readyz`` names the new generation (the ``NOTIFY``
+    delivered, then the reload), the reload's own seconds (reading the generation's changed rows, the router over
+    them), and the first probe request on the new generation (its time and the route time the replica measured)."""
     import threading
 
     import httpx
@@ -504,28 +516,47 @@ def edit(client: Any, catalog: Path, rows: list[dict[str, str]], url: str, repli
     source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     start = time.perf_counter()
     report = pgstore.publish(pgstore.database(url), source, source.spec.key)
-    committed = time.monotonic()
+    committed = report.committed_at  # the commit itself, not the writer's return from it
     index_s = time.perf_counter() - start
     body = {"query": "reconcile the lighthouse keeper logbooks with the tide gauge readings", "k": 1}
     seen: dict[str, float] = {}
+    swapped: dict[str, float] = {}
+    reload_s: dict[str, float] = {}
+    first: dict[str, tuple[float, float]] = {}
     failed = requests = 0
     while len(seen) < len(replicas) and time.monotonic() - committed < 120:
         for replica in replicas:
             if replica in seen:
                 continue
+            if replica not in swapped:
+                ready = client.get(f"{replica}/readyz").json()
+                last = ready.get("last_reload") or {}
+                if last.get("generation") == report.generation:
+                    swapped[replica] = time.monotonic() - committed
+                    reload_s[replica] = float(last["seconds"])
+            t = time.perf_counter()
             answer = client.post(f"{replica}/v1/route", json=body)
+            took = time.perf_counter() - t
             requests += 1
             if answer.status_code != 200:
                 failed += 1
-            elif answer.json()["matches"][0]["id"] == target["id"] and new in answer.json()["catalogue"]:
+                continue
+            if replica in swapped and replica not in first:
+                first[replica] = (took, answer.json()["timings"]["route_ms"] / 1000)
+            if answer.json()["matches"][0]["id"] == target["id"] and new in answer.json()["catalogue"]:
                 seen[replica] = time.monotonic() - committed
-        time.sleep(0.01)
+        time.sleep(0.002)
     time.sleep(1.0)
     stop.set()
     loader.join(timeout=60)
     return {"index_s": round(index_s, 2), "embedded": report.embedded, "rows_written": report.written,
             "incremental": report.incremental, "commit_s": round(report.seconds_commit, 3),
+            "chance_s": round(report.seconds_chance, 3),
             "visible_after_commit_s": [round(seen.get(r, float("nan")), 3) for r in replicas],
+            "serving_new_generation_after_commit_s": [round(swapped.get(r, float("nan")), 3) for r in replicas],
+            "reload_s": [round(reload_s.get(r, float("nan")), 3) for r in replicas],
+            "first_probe_on_new_generation_s": [round(first[r][0], 3) if r in first else None for r in replicas],
+            "first_probe_route_s": [round(first[r][1], 3) if r in first else None for r in replicas],
             "probe_requests": requests, "probe_failed": failed, "load_requests": load["requests"],
             "load_failed": load["failed"]}
 
@@ -555,11 +586,15 @@ def main() -> None:
                              "re-use them (an edit left by a full run is indexed back incrementally)")
     parser.add_argument("--quick", action="store_true",
                         help="measure only HNSW recall and route p50/p99 through one and two replicas")
+    parser.add_argument("--only-edit", action="store_true",
+                        help="measure only the time an edit takes to reach every replica (and where it goes)")
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
     quick = args.quick
+    if quick and args.only_edit:
+        parser.error("--quick and --only-edit measure different things: give one")
     results: dict[str, Any] = {"load_1min_at_start": load()}
-    if not quick:
+    if not quick and not args.only_edit:
         results["encoder_alone"] = encoder_rss_mb()
         print(f"encoder alone {results['encoder_alone']}", file=sys.stderr)
     server = PgServer(shared_buffers="1GB", folder=args.reuse)
@@ -568,7 +603,8 @@ def main() -> None:
             work = args.reuse or Path(folder)
             for n in args.sizes:
                 print(f"{n:,} rows", file=sys.stderr)
-                results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick)
+                results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick,
+                                           args.only_edit)
                 save(args.name, {"results": results})
     finally:
         server.stop(remove=args.reuse is None)

@@ -34,23 +34,29 @@ without the passage index), it is at most their number, and so is its chance lev
 
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
-written is only a slower first route. A library's chance level is computed once per index (scoring 54
-everyday requests: 30-45 ms of CPU for 700 skills on a busy machine) and then read from memory, and for an index
-saved in a folder from a small file of the cache folder named by the index's manifest, so that a one-shot route
-(the hook without its server) reads it in under a millisecond.
+written is only a slower first route. A library's chance level is computed when its index is built (scoring 54
+everyday requests: 30-45 ms of CPU for 700 skills on a busy machine; through PostgreSQL, 54 queries) and stored with
+it (:func:`stored_chance`: the index folder's manifest, the database generation's row), beside its *recipe*
+(:func:`chance_recipe`: the model, the everyday sample, the signals that feed the confidence and the lexical
+evidence, and the library's content), so a router reads it instead of scoring: a changed recipe is computed again.
+An index saved before the chance level was stored with it, or one whose recipe is not the router's, gets it as
+before (:func:`chance_level`): computed on the first route, then read from memory, and for an index saved in a
+folder from a small file of the cache folder named by the index's manifest.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
+import math
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -65,6 +71,10 @@ LEXICAL = ("passages", "body_bm25", "bm25")
 #: The everyday requests a library's chance level is measured on (the first ones): a mean needs fewer than the
 #: nearest-neighbour cosine does, and each costs a BM25 query over every passage.
 CHANCE_SAMPLE = 54
+
+#: The version of how the chance level is computed, part of every stored chance level's recipe
+#: (:func:`chance_recipe`): a change of what the means are made of (another mean, another statistic) changes it.
+CHANCE_RECIPE = 2
 
 #: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
 #: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
@@ -163,9 +173,7 @@ def lexical_signal(signals: Mapping[str, np.ndarray]) -> str | None:
 
 def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
                  vectors: np.ndarray, model_id: str, identity: bytes | None = None) -> Chance:
-    """The library's :class:`Chance`: the first :data:`CHANCE_SAMPLE` of :data:`EVERYDAY` (unit ``vectors``, one
-    row per everyday request) scored by ``score_texts``, then the mean of ``confidences`` (each request's best
-    cosine), of the log lexical score and of the log count of skills with a lexical score above zero. Kept in
+    """The library's :class:`Chance` when its index does not hold it (:func:`chance_of`, computed here). Kept in
     memory for as long as ``scorer`` (the library's built signals) lives; with ``identity`` (bytes that change
     whenever the built signals do: the saved index's manifest) also in the cache folder, so a one-shot route over
     an unchanged index reads it instead of scoring again."""
@@ -176,20 +184,62 @@ def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping
     path = _chance_path(model_id, identity) if identity is not None else None
     chance = _read_chance(path) if path else None
     if chance is None:
-        signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
-        name = lexical_signal(signals)
-        lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
-        matched = np.log1p((signals[name] > 0).sum(axis=1)) if name else np.zeros(1)
-        chance = Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)),
-                        matched=float(np.mean(matched)))
+        chance = chance_of(score_texts, confidences, vectors)
         if path:
-            _write_bytes(path, json.dumps(vars(chance)).encode())
+            _write_bytes(path, json.dumps(dataclasses.asdict(chance)).encode())
     try:
         ref = weakref.ref(scorer, lambda _: _CHANCE.pop(key, None))
     except TypeError:  # a scorer that cannot be weakly referenced is scored again next time
         return chance
     _CHANCE[key] = (ref, chance)
     return chance
+
+
+def chance_of(score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+              vectors: np.ndarray) -> Chance:
+    """The library's :class:`Chance`: the first :data:`CHANCE_SAMPLE` of :data:`EVERYDAY` (unit ``vectors``, one
+    row per everyday request) scored by ``score_texts``, then the mean of ``confidences`` (each request's best
+    cosine), of the log lexical score and of the log count of skills with a lexical score above zero. What an
+    index build stores and what :func:`chance_level` computes."""
+    signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
+    name = lexical_signal(signals)
+    lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
+    matched = np.log1p((signals[name] > 0).sum(axis=1)) if name else np.zeros(1)
+    return Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)),
+                  matched=float(np.mean(matched)))
+
+
+def chance_recipe(model_id: str, signals: Collection[str], content: str) -> str:
+    """What a library's chance level is computed from, as a digest: :data:`CHANCE_RECIPE`, the model, the
+    everyday sample, the signal the confidence reads (``examples``, else ``dense``:
+    :func:`router.ranking.confidence_scores`) and the lexical one (:func:`lexical_signal`) among ``signals`` (the
+    names the built signals score), and ``content`` (what identifies the library's built signals: the saved
+    index's signature and bodies, a database generation)."""
+    confidence = "examples" if "examples" in signals else "dense"
+    payload = json.dumps([CHANCE_RECIPE, model_id, CHANCE_SAMPLE, list(EVERYDAY[:CHANCE_SAMPLE]), confidence,
+                          lexical_signal(cast("Mapping[str, np.ndarray]", dict.fromkeys(signals))), content],
+                         ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def stored_chance(chance: Chance, recipe: str) -> dict[str, Any]:
+    """The form an index keeps its chance level in: a small JSON object, one mean by name
+    (``{"recipe": ..., "means": {"best": ..., "lexical": ..., "matched": ...}}``)."""
+    return {"recipe": recipe, "means": dataclasses.asdict(chance)}
+
+
+def read_stored(stored: object, recipe: str) -> Chance | None:
+    """The :class:`Chance` an index keeps (:func:`stored_chance`) when it was computed by ``recipe``; None when
+    there is none, it is of another recipe, or it lacks a mean (the caller computes it again)."""
+    if not isinstance(stored, Mapping) or stored.get("recipe") != recipe or not isinstance(stored.get("means"),
+                                                                                           Mapping):
+        return None
+    means = stored["means"]
+    try:
+        values = {f.name: float(means[f.name]) for f in dataclasses.fields(Chance)}
+    except (KeyError, TypeError, ValueError):
+        return None
+    return Chance(**values) if all(math.isfinite(v) for v in values.values()) else None
 
 
 def _chance_path(model_id: str, identity: bytes) -> str:

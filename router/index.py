@@ -291,7 +291,60 @@ class FileStore:
         with steps.step(f"building the index of {len(skills):,} skills"):
             return build_signals(skills, source.build_texts(), config=config, model_id=encoder.model_id,
                                  dim=encoder.dim, encode=lambda texts: source.encode(texts, progress=progress),
-                                 folder=folder, parameters=parameters, persist=persist)
+                                 folder=folder, parameters=parameters, persist=persist, chance=FileChance(source))
+
+
+class FileChance:
+    """The file store's chance level (:mod:`router.abstain`), kept in the index folder's manifest: its recipe's
+    content is the saved index's signature, every skill's example requests (which the signature does not cover)
+    and the passage index's body digests (nor these), so any change of what the everyday sample is scored
+    against computes it again."""
+
+    def __init__(self, source: LibrarySource) -> None:
+        self.source = source
+
+    def recipe(self, signals: Scorer, signature: str) -> str:
+        import hashlib
+
+        from router import abstain
+
+        digest = hashlib.sha256(signature.encode())
+        for skill in self.source.skills:
+            if skill.examples:
+                digest.update("\0".join((skill.id, *skill.examples)).encode("utf-8", "surrogatepass") + b"\1")
+        passages = getattr(signals, "indexes", {}).get("passages")
+        if passages is not None:
+            from router import passages as passage_index
+
+            bodies = getattr(passages, "bodies", None)
+            skills = self.source.skills
+            digest.update(b"\0passages\0" + (bodies.tobytes() if bodies is not None else passage_index.content_key(
+                [s.id for s in skills], [s.body or "" for s in skills]).encode()))
+        return abstain.chance_recipe(self.source.encoder.model_id, scored_names(signals), digest.hexdigest())
+
+    def compute(self, signals: Scorer) -> object:
+        return chance_now(signals, self.source)
+
+
+def chance_now(signals: Scorer, source: LibrarySource) -> object:
+    """The library's :class:`router.abstain.Chance` over ``signals``, computed now (:func:`router.abstain.chance_of`:
+    the everyday sample's vectors from memory, the cache folder, or the encoder)."""
+    from router import abstain
+    from router.ranking import confidences
+
+    encoder = source.encoder
+    vectors = abstain.everyday_vectors(encoder.model_id, source.encode, int(encoder.dim))
+    return abstain.chance_of(signals.score, confidences, vectors)
+
+
+def scored_names(signals: Scorer) -> tuple[str, ...]:
+    """The signals ``signals`` scores (the keys of its ``score``), known without scoring: a store's scorer says
+    them (``names``); built signals are their indexes (``examples`` only with example requests)."""
+    names = getattr(signals, "names", None)
+    if names is not None:
+        return tuple(names)
+    indexes = getattr(signals, "indexes", {})
+    return tuple(n for n in indexes if n != "examples" or getattr(signals, "has_examples", True))
 
 
 @dataclass(frozen=True)
@@ -370,6 +423,12 @@ class LibraryIndex:
     def notes(self) -> tuple[str, ...]:
         return self.source.notes
 
+    @property
+    def chance(self) -> object | None:
+        """The library's no-skill chance level (:class:`router.abstain.Chance`) as the store keeps it with this
+        index, when its recipe is this index's; None: a router computes it (:func:`router.abstain.chance_level`)."""
+        return self.report.chance if self.report is not None else None
+
     # -- other indexes from this one ------------------------------------------------------------------------------
     def with_config(self, config: RouterConfig, *, persist: bool = True) -> LibraryIndex:
         """This index under ``config``: shared when ``config`` shapes the same index (only ranking fields
@@ -419,6 +478,11 @@ class Beside:
     @property
     def ids(self) -> tuple[str, ...]:
         return self.base.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The signals :meth:`score` scores (:func:`scored_names`)."""
+        return tuple(dict.fromkeys((*scored_names(self.base), *scored_names(self.local))))
 
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         return {**self.base.score(texts, vectors), **self.local.score(texts, vectors)}

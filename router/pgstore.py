@@ -10,7 +10,9 @@ reader that finds another version says to run ``index``)::
 
     skill_router_schema       (version)                                         one row
     skill_router_libraries    (key, prefix, generation, signature, ...)         one row per library (roots + profile)
-    skill_router_generations  (id, key, epoch, n, signature, params, moments)   the committed generations
+    skill_router_generations  (id, key, epoch, n, signature, params, moments,   the committed generations, each
+                               chance, centrality)                              with its no-skill chance level
+                                                                                and its rows' centrality
     <prefix>_embeddings       (content_hash, embedding vector(dim))             the embedding cache, by content
     <prefix>_e<epoch>_docs    (slot, born, died, skill_id, name, row_hash,      each skill's row: what a replica
                                record, dl0, dl1, embedding)                     shows, its lengths and its vector
@@ -28,7 +30,11 @@ deleted, and an epoch's tables dropped once no kept generation reads them.
 A build embeds, in batches over the ONNX encoder, only the texts whose content hash the cache lacks, and commits
 each batch (a build killed while embedding resumes where it stopped). The generation itself (its rows, the
 library's pointer and a ``NOTIFY``) is one transaction: a writer killed before its commit leaves the previous
-generation serving, and a reader reads one generation or the next, never a mix.
+generation serving, and a reader reads one generation or the next, never a mix. The generation's no-skill chance
+level (:mod:`router.abstain`: the everyday sample scored against it) and its rows' ``centrality`` (each vector's
+inner product with their mean: a pass over every vector) are computed in that transaction, over the generation as
+it will be read, and kept in its row (the level with its recipe), so a replica that swaps to it scores no sample
+and scans no vector (a replica whose config feeds the level other signals computes its own, once per generation).
 
 Readers. ``route``/``prompt`` read the library from its files and check it against the generation's signature.
 ``serve`` (:class:`Replica`) reads nothing but the database: each live row's slot, id and name (a new generation
@@ -77,7 +83,10 @@ if TYPE_CHECKING:
     from router.signals import BuildReport
     from router.spec import LibrarySpec
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: What a generation's rows are: part of every signature and build key, so a migration that only adds a column
+#: (schema 3: the generations' chance level) keeps every generation current.
+ROW_FORMAT = 2
 #: Libraries with fewer skills are scored exactly (every skill's scores read); HNSW top lists from here on.
 EXACT_BELOW = 5000
 #: Candidates per signal above EXACT_BELOW: at least this many, and at least 20 times the routed k.
@@ -226,6 +235,22 @@ def _drop_per_generation_tables(conn: Any) -> None:
     conn.execute("DELETE FROM skill_router_generations")
 
 
+def _index_births_and_deaths(conn: Any) -> None:
+    """Schema 3: every epoch's rows indexed by the generation that wrote them and the one that replaced them, so a
+    replica reads the rows a new generation changed without a pass over every row (:func:`read_generation`)."""
+    rows = conn.execute("SELECT DISTINCT l.prefix, g.epoch FROM skill_router_generations g JOIN skill_router_libraries "
+                        "l ON l.key = g.key").fetchall()
+    for prefix, epoch in rows:
+        _index_generations(conn, prefix, int(epoch))
+
+
+def _index_generations(conn: Any, prefix: str, epoch: int) -> None:
+    docs = _ident(prefix, f"e{epoch}", "docs")
+    for column in ("born", "died"):
+        conn.execute(_sql("CREATE INDEX IF NOT EXISTS {i} ON {d} ({c})", d=docs, c=_ident(column),
+                          i=_ident(prefix, f"e{epoch}", f"docs_{column}")))
+
+
 Migration = str | Callable[[Any], None]
 MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     1: (
@@ -240,6 +265,10 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     2: (
         _drop_per_generation_tables,
         "ALTER TABLE skill_router_generations ADD COLUMN epoch bigint NOT NULL",
+    ),
+    3: (
+        "ALTER TABLE skill_router_generations ADD COLUMN chance jsonb, ADD COLUMN centrality bytea",
+        _index_births_and_deaths,
     ),
 }
 
@@ -303,7 +332,7 @@ def library_signature(router: LibrarySource) -> str:
     parameters that make texts of them, the profile and the model (cheaper than the texts themselves: a reader
     from files checks it before it routes)."""
     config = router.config
-    digest = hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, router.profile.name, config.body,
+    digest = hashlib.sha256(json.dumps([ROW_FORMAT, router.encoder.model_id, router.profile.name, config.body,
                                         config.body_tokens, config.dense_name]).encode())
     for s in router.skills:  # one row at a time: no list of 100,000 rows for the collector to walk
         row = "\0".join((s.id, s.name, s.description, s.index_description, s.body, *s.examples))
@@ -345,6 +374,7 @@ class Generation:
     params: Mapping[str, Any]
     mean: np.ndarray  # (dim,) mean of the skills' vectors
     second: np.ndarray  # (dim, dim) mean of v v^T
+    chance: Mapping[str, Any] | None = None  # the no-skill chance level kept with it (router.abstain.stored_chance)
 
     @property
     def n(self) -> int:
@@ -381,10 +411,10 @@ def _sums(raw: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def generation_header(conn: Any, key: str, url: str) -> tuple[Any, ...]:
-    """(prefix, dim, id, epoch, n, signature, params, moments) of the library's current generation, none of its
-    rows; :class:`ConfigError` when the database holds no index of the library (or another schema)."""
+    """(prefix, dim, id, epoch, n, signature, params, moments, chance) of the library's current generation, none
+    of its rows; :class:`ConfigError` when the database holds no index of the library (or another schema)."""
     check_schema(conn, url)
-    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments FROM "
+    row = conn.execute("SELECT l.prefix, l.dim, g.id, g.epoch, g.n, g.signature, g.params, g.moments, g.chance FROM "
                        "skill_router_libraries l JOIN skill_router_generations g ON g.id = l.generation WHERE l.key = "
                        "%s", (key,)).fetchone()
     if row is None:
@@ -396,7 +426,7 @@ def generation_header(conn: Any, key: str, url: str) -> tuple[Any, ...]:
 def read_generation(conn: Any, key: str, url: str, previous: Generation | None = None) -> Generation:
     """The library's current generation; from ``previous`` (a generation of the same epoch) only the rows that
     changed between the two are read."""
-    prefix, dim, gen_id, epoch, n, signature, params, moments = generation_header(conn, key, url)
+    prefix, dim, gen_id, epoch, n, signature, params, moments, chance = generation_header(conn, key, url)
     gen_id, epoch, n = int(gen_id), int(epoch), int(n)
     if previous is not None and previous.id == gen_id:
         return previous
@@ -420,7 +450,7 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
             first, second = _sums(bytes(moments), int(dim))
             scale = 1.0 / max(n, 1)
             return Generation(gen_id, prefix, epoch, previous.slots, ids, names, born, signature, params,
-                              first * scale, second * scale)
+                              first * scale, second * scale, chance)
         keep = ~np.isin(previous.slots, np.fromiter(gone, np.int64, len(gone))) if gone else \
             np.ones(previous.n, dtype=bool)
         kept = np.flatnonzero(keep)
@@ -445,7 +475,78 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
     first, second = _sums(bytes(moments), int(dim))
     scale = 1.0 / max(n, 1)
     return Generation(gen_id, prefix, epoch, slots, ids, names, born, signature, params, first * scale,
-                      second * scale)
+                      second * scale, chance)
+
+
+def chance_recipe(generation: Generation, signals: Scorer, model_id: str) -> str:
+    """The recipe (:func:`router.abstain.chance_recipe`) of ``generation``'s chance level scored by ``signals``:
+    its content is the generation itself (its id, signature and build key)."""
+    from router import abstain
+    from router.index import scored_names
+
+    content = json.dumps(["postgresql", generation.id, generation.signature, generation.params.get("build")])
+    return abstain.chance_recipe(model_id, scored_names(signals), content)
+
+
+def kept_chance(generation: Generation, signals: Scorer, model_id: str) -> Any:
+    """The chance level (:class:`router.abstain.Chance`) ``generation`` keeps, when its recipe is that of
+    ``signals`` (the reader's own); None: the reader computes it."""
+    from router import abstain
+
+    return abstain.read_stored(generation.chance, chance_recipe(generation, signals, model_id))
+
+
+class _Within:
+    """A database whose one connection is a writer's open transaction: the generation it is writing is scored
+    as readers will read it, before the commit that shows it to them."""
+
+    def __init__(self, conn: Any, url: str) -> None:
+        self.conn, self.url = conn, url
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        yield self.conn
+
+
+def _keep_derived(db: Any, conn: Any, router: LibrarySource, key: str) -> Generation:
+    """Keep in the row of the library's current generation, as ``conn`` reads it, what every reader would derive
+    from it: its chance level in its stored form, scored as a replica with ``router``'s config scores it (the
+    passage index beside it in memory, as far as it reaches), and its rows' centrality in slot order (read while
+    scoring)."""
+    from indexes.tokenize import Tokenizer
+
+    from router import abstain
+    from router.index import beside, chance_now
+
+    generation = read_generation(conn, key, db.url)
+    database = PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                         [s.id for s in router.skills])
+    signals = beside(database, router, ("passages",))
+    chance = cast(abstain.Chance, chance_now(signals, router))
+    stored = abstain.stored_chance(chance, chance_recipe(generation, signals, router.encoder.model_id))
+    central = database._centrality(conn)[database._positions(generation.slots)]
+    conn.execute("UPDATE skill_router_generations SET chance = %s, centrality = %s WHERE id = %s",
+                 (json.dumps(stored), np.ascontiguousarray(central, dtype=np.float64).tobytes(), generation.id))
+    return generation
+
+
+def _keep_chance(db: Database, router: LibrarySource, key: str) -> None:
+    """For a current generation committed without its chance level and centrality (before schema 3), or with a
+    level of another recipe: both computed now and kept in its row."""
+    from indexes.tokenize import Tokenizer
+
+    from router.index import beside
+
+    with db.connection() as conn:
+        generation = read_generation(conn, key, db.url)
+        has_centrality = conn.execute("SELECT centrality IS NOT NULL FROM skill_router_generations WHERE id = %s",
+                                      (generation.id,)).fetchone()[0]
+    signals = beside(PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
+                               [s.id for s in router.skills]), router, ("passages",))
+    if has_centrality and kept_chance(generation, signals, router.encoder.model_id) is not None:
+        return
+    with db.connection() as conn:
+        _keep_derived(_Within(conn, db.url), conn, router, key)
 
 
 # -- writing --------------------------------------------------------------------------------------------------------
@@ -456,6 +557,10 @@ class PublishReport:
     reused: int = 0
     seconds_embedding: float = 0.0
     seconds_commit: float = 0.0
+    #: of the commit: scoring the everyday sample against the generation (its chance level) and its centrality
+    seconds_chance: float = 0.0
+    #: when the generation's transaction committed (``time.monotonic()`` of this process; 0: none committed)
+    committed_at: float = 0.0
     unchanged: bool = False
     #: rows written by the generation (all of them for a build from scratch, the changed ones for an edit)
     written: int = 0
@@ -486,7 +591,7 @@ def _build_key(router: LibrarySource, fields: Sequence[str], dim: int) -> str:
 
     config = router.config
     params = BM25Params()
-    return hashlib.sha256(json.dumps([SCHEMA_VERSION, router.encoder.model_id, dim, router.profile.name, list(fields),
+    return hashlib.sha256(json.dumps([ROW_FORMAT, router.encoder.model_id, dim, router.profile.name, list(fields),
                                       DEFAULT_TOKENIZER.to_dict(), params.k1, params.b, params.variant, config.body,
                                       config.body_tokens, config.dense_name], sort_keys=True, default=str
                                      ).encode()).hexdigest()
@@ -516,6 +621,7 @@ def _index_epoch(conn: Any, prefix: str, epoch: int) -> None:
     conn.execute(_sql("CREATE INDEX ON {x} USING hnsw (embedding vector_ip_ops) WITH " + HNSW_OPTIONS, x=examples))
     conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
     conn.execute(_sql("CREATE INDEX ON {p} (slot)", p=postings))
+    _index_generations(conn, prefix, epoch)
     for table in (docs, examples, postings):  # the planner's statistics, before the first reader plans a query
         conn.execute(_sql("ANALYZE {t}", t=table))
 
@@ -552,6 +658,7 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (key,)).fetchone()[0]
     if current == signature:
         report.unchanged = True
+        _keep_chance(db, router, key)
         return report
     dense_texts = router.dense_texts()
     doc_keys = [text_key(model, t) for t in dense_texts]
@@ -703,8 +810,13 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
                                                       _moments_bytes(first, second), epoch))
         conn.execute("UPDATE skill_router_libraries SET generation = %s, signature = %s, updated = now() "
                      "WHERE key = %s", (gen_id, signature, key))
+        start_chance = time.perf_counter()
+        _keep_derived(_Within(conn, db.url), conn, router, key)
+        report.seconds_chance = time.perf_counter() - start_chance
         _prune(conn, key, prefix, keep)
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps({"key": key, "generation": gen_id})))
+        conn.commit()
+        report.committed_at = time.monotonic()
     report.generation = gen_id
     report.written, report.removed, report.incremental = len(rows), len(removed), incremental
     report.seconds_commit = time.perf_counter() - start
@@ -812,10 +924,18 @@ class PgSignals:
     def has_examples(self) -> bool:
         return self.generation.has_examples
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The signals :meth:`score` scores."""
+        return (*self._database_names(), "centrality")
+
+    def _database_names(self) -> list[str]:
+        g = self.generation
+        return ["bm25", "dense"] + (["examples"] if g.has_examples else []) + [f for f in g.fields if f != "bm25"]
+
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
-        names = ["bm25", "dense"] + (["examples"] if g.has_examples else []) + \
-            [f for f in g.fields if f != "bm25"]
+        names = self._database_names()
         out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
             return {**out, "centrality": np.zeros((0, g.n))}
@@ -841,15 +961,21 @@ class PgSignals:
 
     def _centrality(self, conn: Any) -> np.ndarray:
         """The ``centrality`` signal (:mod:`router.signals.centrality`): each live description vector's inner
-        product with their mean, one statement per generation."""
+        product with their mean, as the generation's row keeps it (in slot order, computed by this statement when
+        it was committed), else by one statement over every vector; once per generation."""
         g = self.generation
         if self._central is None or self._central[0] != g.id:
-            live = _live()
-            rows = conn.execute(_sql("SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {d} WHERE " + live +
-                                     ")) FROM {d} WHERE " + live, d=g.table("docs")), {"g": g.id}).fetchall()
             values = np.zeros(g.n)
-            if rows:
-                values[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
+            kept = conn.execute("SELECT centrality FROM skill_router_generations WHERE id = %s", (g.id,)).fetchone()
+            if kept is not None and kept[0] is not None and len(kept[0]) == 8 * g.n:
+                values[self._positions(g.slots)] = np.frombuffer(bytes(kept[0]), dtype=np.float64)
+            else:
+                live = _live()
+                rows = conn.execute(_sql("SELECT slot, -(embedding <#> (SELECT avg(embedding) FROM {d} WHERE " +
+                                         live + ")) FROM {d} WHERE " + live, d=g.table("docs")),
+                                    {"g": g.id}).fetchall()
+                if rows:
+                    values[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
             self._central = (g.id, values)
         return self._central[1]
 
@@ -1078,7 +1204,8 @@ class PgStore:
         from router.signals import BuildReport
 
         signals = PgSignals.current(self.database, source.spec.key, source)
-        return beside(signals, source, ("passages",)), BuildReport()
+        scorer = beside(signals, source, ("passages",))
+        return scorer, BuildReport(chance=kept_chance(signals.generation, scorer, source.encoder.model_id))
 
 
 def cmd_index_database(router: LibrarySource, store: PgStore, *, json_output: bool = False) -> int:
@@ -1378,5 +1505,6 @@ class Replica:
                                     self.config.k)
         if generation.n <= passages.MAX_SKILLS:  # as in process: past it no passage index, so no body is read
             signals = beside(signals, source, ("passages",))
-        index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), BuildReport())
+        report = BuildReport(chance=kept_chance(generation, signals, source.encoder.model_id))
+        index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), report)
         return Router(index, same_places=before if same_places else None)

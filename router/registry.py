@@ -10,6 +10,8 @@ catalogue.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Iterable, Iterator
 
 from router.errors import RegistryError, SkillNotFoundError
@@ -86,6 +88,11 @@ class SkillRegistry:
         """Every skill's name, in registration order (a name repeats only where a profile keeps same-named
         skills apart by id)."""
         return tuple(s.name for s in self.skills)
+
+    @property
+    def by_id(self) -> Mapping[str, Skill]:
+        """Each skill by its id (read-only; a view, not a copy)."""
+        return MappingProxyType(self._by_id) if isinstance(self._by_id, dict) else self._by_id
 
     @property
     def skills(self) -> tuple[Skill, ...]:

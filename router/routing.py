@@ -113,7 +113,7 @@ class Router:
         place): its name table, tie order and positions are shared, not derived again."""
         self._index = index
         registry = index.registry
-        self._by_id = {s.id: s for s in registry}
+        self._by_id = registry.by_id  # a view: a replica's registry of 100,000 rows is not walked again
         self._pinned_names = tuple(index.spec.pinned if pinned is None else pinned)
         self._excluded_names = tuple(index.spec.excluded if excluded is None else excluded)
         self.pinned = self._check_names(self._pinned_names, "pinned")
@@ -481,10 +481,17 @@ class Router:
         matched = [float(((row if excluded is None else row[~excluded]) > 0).sum())
                    for row in scored.signals[lexical_name]] if lexical_name else [0.0] * len(best)
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
-        chance = abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
-            self.encoder.model_id, self.encode, int(scored.vectors.shape[1])), self.encoder.model_id,
-            self._saved_identity())
+        chance = self._chance(int(scored.vectors.shape[1]))
         return abstain.features(np.array(best), everyday, np.array(lexical), np.array(matched), chance)
+
+    def _chance(self, dim: int) -> abstain.Chance:
+        """The library's chance level: as the store keeps it with the index (computed when the index was built),
+        else computed on this first need (an index saved before it was kept, or by another recipe)."""
+        stored = self._index.chance
+        if isinstance(stored, abstain.Chance):
+            return stored
+        return abstain.chance_level(self.signals, self.signals.score, confidences, abstain.everyday_vectors(
+            self.encoder.model_id, self.encode, dim), self.encoder.model_id, self._saved_identity())
 
     def _saved_identity(self) -> bytes | None:
         """Bytes that change whenever the saved index does: its manifest (the skills' content hashes, the

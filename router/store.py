@@ -9,7 +9,8 @@ Two parts:
 
       manifest.json        format, package version, the library it was built for, model id and dimension,
                            parameters, per-skill content hashes, the signature the built indexes were made
-                           from, the generation folder, and the sha256 of every file in it
+                           from, the generation folder, the sha256 of every file in it, and the library's
+                           no-skill chance level with its recipe (``chance``, :func:`router.abstain.stored_chance`)
       gen-<id>/            one generation: vectors.npy + keys.json (the cache), bm25/, dense/ and body_bm25/
                            (built indexes; body_dense is assembled from the cache, see router.signals)
       learned-examples.jsonl   examples added by ``skill-router learn`` (append-only, see router.learned)
@@ -294,8 +295,9 @@ class IndexFolder:
     # -- writing ----------------------------------------------------------------------------------------------
     def write(self, cache: EmbeddingCache, indexes: Mapping[str, Any], *, model_id: str, dim: int,
               parameters: Mapping[str, Any], skill_hashes: Mapping[str, str], signature: str,
-              previous: Snapshot | None = None) -> None:
-        """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it.
+              previous: Snapshot | None = None, chance: Mapping[str, Any] | None = None) -> None:
+        """Write a new generation holding ``cache`` and ``indexes``, then point the manifest at it (which also
+        holds ``chance``, the library's chance level in its stored form, when given).
 
         What is unchanged since ``previous`` (the snapshot the caller read: an index it loaded from there, a cache
         with exactly the keys it was read with) is hard-linked from that generation with the checksums its
@@ -328,8 +330,25 @@ class IndexFolder:
             manifest = {"format": FORMAT, "package": self.package_version, "library": self.library,
                         "model": model_id, "dim": dim, "parameters": dict(parameters), "skills": dict(skill_hashes),
                         "signature": signature, "generation": generation, "files": files}
+            if chance is not None:
+                manifest["chance"] = dict(chance)
             _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
             self._clean(keep=generation)
+
+    def set_chance(self, generation: str, chance: Mapping[str, Any]) -> bool:
+        """Keep ``chance`` (the library's chance level in its stored form) in the manifest of ``generation``, the
+        saved index it was computed over; False when another save replaced that generation meanwhile (its own
+        save stored its own). Only the manifest is replaced (atomically): the generation's files stay."""
+        with exclusive(self.path, self.notes):
+            try:
+                manifest = self._manifest()
+            except StaleIndex:
+                return False
+            if manifest is None or manifest.get("generation") != generation:
+                return False
+            manifest["chance"] = dict(chance)
+            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
+            return True
 
     def _clean(self, keep: str) -> None:
         """Remove what the manifest does not name (it names ``keep``): temporary files of killed writers and old

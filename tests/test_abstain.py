@@ -205,14 +205,22 @@ def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -
 
 
 def test_the_saved_identity_is_the_manifest_and_the_passages_body_digests(bundled: Router) -> None:
+    import dataclasses
+
+    from router.signals import BuildReport
+
     abstain._CHANCE.clear()
-    bundled.route("hello")  # the first route of a process computes the chance level and saves it
-    manifest = (Path(bundled.index_folder) / "manifest.json").read_bytes()
-    bodies = bundled.signals.indexes["passages"].bodies
-    assert bundled._saved_identity() == manifest + b"\0passages\0" + bodies.tobytes()
+    # an index that does not hold its chance level (saved before it was kept there): the first route of a process
+    # computes it and saves it in the cache folder
+    older = Router(dataclasses.replace(bundled.index, report=BuildReport()))
+    assert older.index.chance is None and bundled.index.chance is not None
+    older.route("hello")
+    manifest = (Path(older.index_folder) / "manifest.json").read_bytes()
+    bodies = older.signals.indexes["passages"].bodies
+    assert older._saved_identity() == manifest + b"\0passages\0" + bodies.tobytes()
     [saved] = [p for p in Path(abstain.cache_folder()).glob("chance-*.json")
-               if p.name == Path(abstain._chance_path(bundled.encoder.model_id, bundled._saved_identity())).name]
-    assert abstain._read_chance(str(saved)) is not None
+               if p.name == Path(abstain._chance_path(older.encoder.model_id, older._saved_identity())).name]
+    assert abstain._read_chance(str(saved)) == bundled.index.chance
 
 
 def test_an_excluded_skill_gives_no_evidence(bundled: Router) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import logging
 import queue
 import threading
@@ -253,6 +254,10 @@ class Service:
         self._swap(router, result)
         self._loaded.set()
         release_memory()
+        # What the first load made lives as long as the server, or is freed by its reference count when a reload
+        # replaces it: the collection after each reload walks only what was made since (a replica's next
+        # generation shares the skills of the first), not the whole library again while requests wait.
+        gc.freeze()
         return result
 
     def _choose_encoder(self) -> Model:
@@ -450,8 +455,6 @@ def return_large_blocks() -> None:
 def release_memory() -> None:
     """Free the replaced router now and hand the freed pages back to the OS: without this a server reloading
     every few seconds grows by the size of a library's indexes each time (glibc keeps freed arenas)."""
-    import gc
-
     gc.collect()
     try:
         import ctypes

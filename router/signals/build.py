@@ -10,9 +10,10 @@ in skill order (one row per request); fusion and the ranking rules are :mod:`ind
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -97,23 +98,38 @@ def example_scores(queries: np.ndarray, examples: np.ndarray, owners: np.ndarray
 class BuildReport:
     """What building did: texts embedded, whether the folder was written (None: nothing to write), notes, and,
     for a build that did not persist, the write it left to do (``pending``: :meth:`router.index.LibraryIndex.save`
-    runs it; None when the folder already holds this index)."""
+    runs it; None when the folder already holds this index). ``chance``: the library's chance level
+    (:class:`router.abstain.Chance`) as the index holds it or as saving it computed, when its recipe is this
+    index's; None: a router computes it (:func:`router.abstain.chance_level`)."""
 
     embedded: int = 0
     saved: bool | None = None
     notes: list[str] = field(default_factory=list)
     pending: Callable[[], None] | None = field(default=None, repr=False)
+    chance: Any = None
+
+
+class ChanceStep(Protocol):
+    """How a build keeps the library's chance level (:mod:`router.abstain`) with the index: the recipe of the
+    built signals (their signature is the saved index's) and, when the folder does not hold it, its computation."""
+
+    def recipe(self, signals: Signals, signature: str) -> str: ...
+
+    def compute(self, signals: Signals) -> Any: ...
 
 
 def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *, config: RouterConfig,
                   model_id: str, dim: int, encode: Callable[[list[str]], np.ndarray], folder: IndexFolder | None,
-                  parameters: Mapping[str, Any], persist: bool = True) -> tuple[Signals, BuildReport]:
+                  parameters: Mapping[str, Any], persist: bool = True, chance: ChanceStep | None = None
+                  ) -> tuple[Signals, BuildReport]:
     """Build the signals of ``skills`` (``texts``: each signal's text per skill, in skill order, by signal name)
     that ``config`` wants (:meth:`router.signals.base.Signal.wanted`).
 
     ``encode`` embeds texts the folder does not hold (it is only called when some are missing, so a current index
     loads without the model). With ``persist`` a changed index is written back to ``folder``; a folder that cannot
-    be written is reported in the notes (``saved`` False) and routing carries on from memory.
+    be written is reported in the notes (``saved`` False) and routing carries on from memory. With ``chance`` the
+    saved index holds the library's chance level: read from the manifest when its recipe is the built signals',
+    else computed when the index is written (or, for an unchanged index, added to its manifest).
     """
     signals = registry()
     report = BuildReport()
@@ -161,13 +177,31 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
 
     report.embedded = cache.added
     unchanged = current and not report.notes and not cache.added
+    recipe = chance.recipe(built, signature) if chance is not None else ""
+    if chance is not None and snapshot is not None and current:
+        from router.abstain import read_stored
+
+        report.chance = read_stored(snapshot.manifest.get("chance"), recipe)
+
+    def chance_now() -> dict[str, Any] | None:
+        """The chance level to store with the index (computed now unless the report holds it)."""
+        if chance is None:
+            return None
+        from router.abstain import stored_chance
+
+        if report.chance is None:
+            report.chance = chance.compute(built)
+        return stored_chance(report.chance, recipe)
+
+    later = list(job.later)
     if folder is not None and not unchanged:
         index_folder = folder
 
         def write() -> None:
             index_folder.write(cache.pruned(used), {n: job.built[n] for n in names}, model_id=model_id, dim=dim,
-                               parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot)
-            for save in job.later:
+                               parameters=parameters, skill_hashes=hashes, signature=signature, previous=snapshot,
+                               chance=chance_now())
+            for save in later:
                 save()
 
         if not persist:
@@ -179,14 +213,24 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
             except OSError as exc:
                 report.saved = False
                 report.notes.append(f"could not save the index to {folder.path}: {exc.strerror or exc}")
-    elif job.later:  # the folder holds these indexes; a signal's own files (passages) are still to save
-        later = list(job.later)
+    elif later or (chance is not None and folder is not None and snapshot is not None and report.chance is None):
+        # the folder holds these indexes; a signal's own files (passages) are still to save, or the chance level
+        # (an index saved before it was kept there, or by another recipe)
+        kept = folder
 
         def save_later() -> None:
+            if chance is not None and kept is not None and snapshot is not None and report.chance is None:
+                stored = chance_now()
+                assert stored is not None
+                with contextlib.suppress(OSError):  # a folder that cannot be written: the level stays in memory
+                    kept.set_chance(str(snapshot.manifest["generation"]), stored)
             for save in later:
                 save()
 
-        report.pending = save_later
+        if persist and not later:
+            save_later()
+        else:
+            report.pending = save_later
     report.notes.extend(folder.notes if folder is not None else ())
     return built, report
 
