@@ -3,6 +3,7 @@ every router over it, computed again when its recipe changes (router.abstain, ro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_sc
     status, _, err = run(capsys, "index", "--skills", str(library), "--profile", "genkit")
     assert status == 0, err
     stored = _manifest(library)["chance"]
-    assert sorted(stored) == ["means", "recipe"] and sorted(stored["means"]) == ["best", "lexical"]
+    assert sorted(stored) == ["means", "recipe"] and sorted(stored["means"]) == ["best", "lexical", "matched"]
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], profile="genkit")
     assert router.index.chance == abstain.Chance(**stored["means"])
@@ -120,8 +121,7 @@ def test_an_index_saved_before_the_level_was_kept_gets_it_from_its_first_build(t
     router = _router(library, encoder)
     assert calls == [54] and router.index.chance == first.index.chance
     kept = _manifest(library)
-    assert kept["generation"] == generation and kept["chance"]["means"] == {"best": first.index.chance.best,
-                                                                           "lexical": first.index.chance.lexical}
+    assert kept["generation"] == generation and kept["chance"]["means"] == dataclasses.asdict(first.index.chance)
     # a router that cannot store it (the index is in memory only) computes it on its first route, as before
     from router.index import LibraryIndex
 
@@ -150,8 +150,9 @@ def test_a_catalogue_without_bodies_keeps_the_level_of_its_description_bm25(tmp_
     scores = router.signals.score(sample, abstain.everyday_vectors(encoder.model_id, router.encode, 384)[:54])
     assert "passages" not in scores and "body_bm25" not in scores
     expected = abstain.Chance(best=float(np.mean(scores["dense"].max(axis=1))),
-                              lexical=float(np.mean(np.log1p(scores["bm25"].max(axis=1)))))
+                              lexical=float(np.mean(np.log1p(scores["bm25"].max(axis=1)))),
+                              matched=float(np.mean(np.log1p((scores["bm25"] > 0).sum(axis=1)))))
     assert router.index.chance == expected
     assert json.loads(next(Path(str(catalog) + ".index").glob("*/manifest.json")).read_text())["chance"][
-        "means"] == {"best": expected.best, "lexical": expected.lexical}
+        "means"] == {"best": expected.best, "lexical": expected.lexical, "matched": expected.matched}
 
