@@ -22,6 +22,12 @@ renamed in it, a file's when it is written or replaced, so any edit the discover
 newer than :data:`RACY_S` when saved are not trusted (a write in the same clock tick could go unseen): nothing
 is saved then, and the next reader reads the skills. A library whose parse does not survive JSON (a frontmatter
 value JSON cannot hold) is never saved, nor is one under more than :data:`MAX_ENTRIES` files and folders.
+
+When something changed, reading the skills again need not parse every frontmatter: :func:`load` (what
+:meth:`router.index.LibrarySource.read` calls) keeps the profile's frontmatter parses beside the index
+(``frontmatter.saved``: frontmatter text -> its parse, :func:`router.profiles.base.front_parse`) and gives them to
+the next process, which reads every SKILL.md as always but parses only a frontmatter it has not seen. Kept by
+text, a parse can never be stale: an edited, replaced or renamed file is read, and its new text parsed.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -231,3 +238,74 @@ def read(spec: LibrarySpec, *, confine: bool = False) -> Library | None:
         return _library_of(library, spec)
     except (KeyError, TypeError, ValueError, IndexError):  # UnicodeDecodeError is a ValueError
         return None
+
+
+# -- the frontmatter parses, kept beside the index for the next process --------------------------------------------
+#: Beside ``library.saved``: the frontmatter parses of the library's profile (:func:`router.profiles.base.front_parse`),
+#: so that a new process after one edit parses one frontmatter, not every one (on 10,000 skills the YAML was about
+#: half of reading them).
+FRONTS_FILE = "frontmatter.saved"
+FRONTS_FORMAT = 1
+#: What this process read or wrote of each index folder's parses: (kind, how many parses the kind had gained then).
+_FRONTS_SEEN: dict[str, tuple[str, int]] = {}
+
+
+def _fronts_identity(kind: str) -> dict[str, Any]:
+    import yaml
+
+    from router.version import package_version
+
+    return {"format": FRONTS_FORMAT, "package": package_version(), "kind": kind, "yaml": yaml.__version__,
+            "libyaml": bool(getattr(yaml, "__with_libyaml__", False))}
+
+
+def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable[[], bool]]:
+    """``spec.load(confine=confine)`` with the frontmatter parses kept beside its index by an earlier process (only
+    the frontmatter it does not hold is parsed), and the save of the parses to do once the index is kept (it writes
+    only when this process parsed something new; it never raises for a folder it cannot write)."""
+    from router.profiles.base import _FRONTS_ADDED, parse_kind, remember_fronts
+
+    kind = parse_kind(spec.profile)
+    target = os.path.join(spec.index_folder, FRONTS_FILE)
+    if target not in _FRONTS_SEEN and spec.catalog is None:
+        from router.files import read_bytes
+
+        try:
+            saved = json.loads(read_bytes(target, 1 << 30))
+            if isinstance(saved, dict) and all(saved.get(k) == v for k, v in _fronts_identity(kind).items()) \
+                    and isinstance(saved.get("parses"), dict):
+                remember_fronts(kind, saved["parses"])
+        except (OSError, ValueError):
+            pass  # none yet, or not this version's: every frontmatter is parsed
+        _FRONTS_SEEN[target] = (kind, _FRONTS_ADDED.get(kind, 0))
+    loaded = spec.load(confine=confine)
+
+    def keep() -> bool:
+        return _keep_fronts(spec, kind, target)
+
+    return loaded, keep
+
+
+def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
+    from router.profiles.base import _FRONTS_ADDED, fronts
+
+    added = _FRONTS_ADDED.get(kind, 0)
+    if spec.catalog is not None or _FRONTS_SEEN.get(target) == (kind, added):
+        return False  # nothing parsed since the file was read or written
+    parses = fronts(kind)
+    if not parses:
+        return False
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(spec.index_folder, exist_ok=True)
+        with open(temporary, "w", encoding="ascii") as handle:
+            json.dump({**_fronts_identity(kind), "parses": parses}, handle)
+        os.replace(temporary, target)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+    _FRONTS_SEEN[target] = (kind, added)
+    return True

@@ -27,7 +27,7 @@ from xml.sax.saxutils import escape, quoteattr
 from router.errors import SkillToolError
 from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
 from router.profiles.base import (SKILL_FILE, Discovery, ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy,
-                                  read_skill_file, sorted_entries, tool_arguments)
+                                  front_parse, parse_kind, read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
 MAX_DEPTH = 6
@@ -43,6 +43,11 @@ INSTRUCTIONS = (
     "directory (the parent of SKILL.md) and use absolute paths in tool calls."
 )
 TOOL_NAME = "activate_skill"
+
+def _frontmatter(front: str) -> list[Any]:
+    """:func:`load_frontmatter` as JSON holds it (kept by :func:`front_parse`)."""
+    return list(load_frontmatter(front))
+
 
 class AgentSkillsProfile(Profile):
     """The Agent Skills specification's client behaviour."""
@@ -140,7 +145,7 @@ class AgentSkillsProfile(Profile):
             text = text.replace("\r\n", "\n")
             notes.append("file has CRLF line endings")
         front, body = split_frontmatter(text)
-        data, retried = load_frontmatter(front)
+        data, retried = front_parse(parse_kind(self), front, _frontmatter)
         if retried:
             notes.append("frontmatter is not valid YAML (unquoted colon in a value); loaded with the value quoted")
         description = data.get("description")
