@@ -298,8 +298,8 @@ def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
         os.makedirs(spec.index_folder, exist_ok=True)
-        with open(temporary, "w", encoding="ascii") as handle:
-            json.dump({**_fronts_identity(kind), "parses": parses}, handle)
+        with open(temporary, "wb") as handle:  # dumps, not dump: dump writes chunk by chunk
+            handle.write(json.dumps({**_fronts_identity(kind), "parses": parses}).encode("ascii"))
         os.replace(temporary, target)
     except OSError:
         try:
