@@ -40,12 +40,13 @@ def test_an_unchanged_library_comes_back_as_it_was_read_without_opening_a_skill_
     (project / ".claude" / "skills" / "weather-forecast" / "routing-examples.txt").write_text("rain in Lyon?\n")
     loaded = spec.load()
     assert fresh.save(spec, loaded, now=LATER)
-    from router.profiles import claude_code
+    from router.profiles import base, claude_code
 
-    def refuse(path: str) -> bytes:
+    def refuse(path: str, *args: object, **kwargs: object) -> bytes:
         raise AssertionError(f"{path} was read")
 
     monkeypatch.setattr(claude_code, "read_skill_file", refuse)
+    monkeypatch.setattr(base, "read_bytes_stat", refuse)  # how the discovery reads a SKILL.md
     again = fresh.read(spec)
     assert again is not None and len(again.registry) == len(loaded.registry) == 52
     assert described(again) == described(loaded)
