@@ -124,6 +124,19 @@ NEW_FRONTMATTERS = {"edit_body": 0, "edit_description": 1, "add": 1, "remove": 0
 PROFILES = ["genkit", "agentskills", "claude-code", "codex"]
 
 
+def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SKILL.md files the discoveries read from now on."""
+    read: list[str] = []
+    original = profiles_base.read_bytes_stat
+
+    def counting(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(profiles_base, "read_bytes_stat", counting)
+    return read
+
+
 def counting_frontmatter(monkeypatch: pytest.MonkeyPatch, profile: str) -> list[str]:
     """The frontmatters ``profile`` parses from now on (its YAML step, the one kept by text)."""
     from router.profiles import agentskills, claude_code, codex, genkit
@@ -168,12 +181,15 @@ def test_a_new_process_after_one_change_parses_only_the_new_frontmatter_and_scor
         tmp_path: Path, change, profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """``skill-router route`` or ``index`` after an edit: the frontmatter parses the last process kept beside the
     index are used, so only a frontmatter never parsed before is parsed, and the index is the one a build from
-    scratch gives."""
+    scratch gives. The library read is kept whole beside the index too (trusted here however new its files are):
+    the change is seen by the stamps of its files and folders."""
+    monkeypatch.setattr(fresh, "RACY_S", -1.0)
     forget()
     skills = write_library(tmp_path / "skills")
     encoder = FakeEncoder()
     first = router(skills, tmp_path / "idx", encoder, profile)
     assert first.saved is True and (tmp_path / "idx" / fresh.FRONTS_FILE).is_file()
+    assert (tmp_path / "idx" / fresh.FILE).is_file()
     change(skills)
     forget()  # a new process
     parsed = counting_frontmatter(monkeypatch, profile)
@@ -189,9 +205,10 @@ def test_a_new_process_after_one_change_parses_only_the_new_frontmatter_and_scor
         ids = [s.id for s in refreshed.skills]
         assert "bisect-history" in ids and "git-bisect" not in ids
     parsed.clear()
-    forget()  # and the process after it parses nothing
+    forget()  # and the process after it reads nothing: nothing changed, the library kept whole is used
+    reads = counting_reads(monkeypatch)
     again = router(skills, tmp_path / "idx", encoder, profile)
-    assert parsed == [] and again.embedded_count == 0
+    assert parsed == [] and reads == [] and again.embedded_count == 0
     assert_same_scores(again, scratch)
 
 
