@@ -317,7 +317,8 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
     (None: nothing), which writes only what changed and never raises for a folder it cannot write."""
     from router.profiles.base import _FRONTS_ADDED, parse_kind, remember_fronts
 
-    if spec.catalog is None and _size(path(spec)) <= KEPT_BYTES:
+    again = path(spec) in _DISCOVERED  # this process read it before: its discovery remembers the unchanged files
+    if spec.catalog is None and not again and _size(path(spec)) <= KEPT_BYTES:
         kept = read(spec, confine=confine)
         if kept is not None:
             return kept, None
@@ -335,14 +336,20 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
             pass  # none yet, or not this version's: every frontmatter is parsed
         _FRONTS_SEEN[target] = (kind, _FRONTS_ADDED.get(kind, 0))
     loaded = spec.load(confine=confine)
+    _DISCOVERED.add(path(spec))
 
     def keep() -> bool:
         # at most KEPT_BYTES // 4 characters of bodies: at most KEPT_BYTES of UTF-8
-        whole = spec.catalog is None and sum(len(s.body) for s in loaded.registry) <= KEPT_BYTES // 4
+        whole = spec.catalog is None and not again and sum(len(s.body) for s in loaded.registry) <= KEPT_BYTES // 4
         kept = whole and save(spec, loaded, confine=confine)
         return _keep_fronts(spec, kind, target) or kept
 
     return loaded, keep
+
+
+#: The kept libraries whose skills this process read (a server reloading one after an edit reads it again from its
+#: files, each unchanged one remembered, and does not write it whole on every reload).
+_DISCOVERED: set[str] = set()
 
 
 def _size(file: str) -> int:

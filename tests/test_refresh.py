@@ -57,6 +57,7 @@ def forget() -> None:
     profiles_base._FRONTS.clear()
     profiles_base._FRONTS_ADDED.clear()
     fresh._FRONTS_SEEN.clear()
+    fresh._DISCOVERED.clear()
     library_index._TEXTS.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
