@@ -490,3 +490,17 @@ def test_bm25_weights_of_a_vocabulary_past_16_bits_are_term_major_too() -> None:
         if term in holding:
             assert weights.indices[weights.indptr[row]:weights.indptr[row + 1]].tolist() == holding[term], term
     assert np.all(np.diff(weights.indptr) >= 1) and weights.indptr[-1] == sum(len(set(tokenize(t))) for t in texts)
+
+
+def test_the_kept_parses_are_bounded_the_least_recently_used_going_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profiles_base, "MAX_FRONTS", 3)
+    kind = "TestBoundProfile"
+    try:
+        profiles_base.remember_fronts(kind, {f"f{i}": "0" for i in range(5)})
+        assert list(profiles_base.fronts(kind)) == ["f2", "f3", "f4"]
+        profiles_base.front_parse(kind, "f2", int)  # used: now the most recent
+        profiles_base.front_parse(kind, "7", int)  # new: the least recently used one goes
+        assert list(profiles_base.fronts(kind)) == ["f4", "f2", "7"]
+    finally:
+        profiles_base._FRONTS.pop(kind, None)
+        profiles_base._FRONTS_ADDED.pop(kind, None)

@@ -307,8 +307,9 @@ def front_parse(kind: str, front: str, parse: Callable[[str], T]) -> T:
     if kept:
         memo[front] = encoded
         _FRONTS_ADDED[kind] = _FRONTS_ADDED.get(kind, 0) + 1
-        while len(memo) > MAX_FRONTS:
-            memo.pop(next(iter(memo)))
+        if len(memo) > MAX_FRONTS:  # the least recently used go (list(): one step, whatever another thread does)
+            for stale in list(memo)[:len(memo) - MAX_FRONTS]:
+                memo.pop(stale, None)
     return value
 
 
@@ -323,8 +324,8 @@ def remember_fronts(kind: str, entries: Mapping[str, str]) -> None:
     memo = _FRONTS.get(kind, {})
     merged = {front: text for front, text in entries.items() if type(front) is str and type(text) is str}
     merged.update(memo)
-    while len(merged) > MAX_FRONTS:
-        merged.pop(next(iter(merged)))
+    for stale in list(merged)[:len(merged) - MAX_FRONTS]:
+        merged.pop(stale)
     _FRONTS[kind] = merged
 
 
