@@ -27,7 +27,7 @@ session, alternating, so their ratio holds on a shared machine.
 Every process loads the modules' bytecode, as an installed package does: the children's bytecode goes to a
 folder of the session (``PYTHONPYCACHEPREFIX``), written by the first process, even where the environment sets
 ``PYTHONDONTWRITEBYTECODE`` (which made every timed process compile the modules it imports again: about 0.25 s of
-CPU of a one-shot route). Writes benchmarks/results/cold_start.json.
+CPU of a one-shot route). Writes benchmarks/results/cold_start.json (``--name``: another name).
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--no-cold-build", action="store_true", help="skip the cold builds of the 10,000-row "
                                                                       "catalogue")
     parser.add_argument("--against", type=Path, help="another checkout whose onnx path is timed alternately")
+    parser.add_argument("--name", default="cold_start", help="writes benchmarks/results/<name>.json")
     args = parser.parse_args()
     names = [n for n in args.libraries.split(",") if n]
     if not names or any(n not in LIBRARIES for n in names):
@@ -162,7 +163,7 @@ def main() -> None:
         results["cold_build_10000_s"] = builds
         print(f"cold build of 10,000 skills: onnx {builds['onnx']} s, torch {builds['torch']} s")
     results["load_average_end"] = os.getloadavg()
-    print(f"wrote {save('cold_start', results)}")
+    print(f"wrote {save(args.name, results)}")
 
 
 if __name__ == "__main__":
