@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/cold_start.py            # about 10 minutes on 2 cores
     .venv/bin/python benchmarks/cold_start.py --runs 7
     .venv/bin/python benchmarks/cold_start.py --libraries corpora --no-cold-build   # the ~700 skills only: ~2 min
+    .venv/bin/python benchmarks/cold_start.py --libraries corpora --no-cold-build --against /path/to/other/checkout
 
 For three libraries, each indexed once beforehand (``skill-router index``, which also makes the ONNX export):
 
@@ -16,9 +17,17 @@ system, which the machine's load does not change), peak RSS from the kernel's ac
 - ``onnx``: the default: the request is embedded by the cached onnxruntime export; no torch is imported;
 - ``torch``: the same command with ``SKILL_ROUTER_ONNX=0``: sentence-transformers embeds the request, as before.
 
+- ``against`` (with ``--against``): the ``onnx`` path of another checkout (its own index folder), so that the
+  two checkouts' ratio holds on a busy machine.
+
 The two paths' rankings are compared on every run (same ids in the same order). Also measured: a cold build of
-the 10,000-row catalogue (a new index folder, every text embedded) with each path. Both paths run in the same
-session, alternating, so their ratio holds on a shared machine. Writes benchmarks/results/cold_start.json.
+the 10,000-row catalogue (a new index folder, every text embedded) with each path. The paths run in the same
+session, alternating, so their ratio holds on a shared machine.
+
+Every process loads the modules' bytecode, as an installed package does: the children's bytecode goes to a
+folder of the session (``PYTHONPYCACHEPREFIX``), written by the first process, even where the environment sets
+``PYTHONDONTWRITEBYTECODE`` (which made every timed process compile the modules it imports again: about 0.25 s of
+CPU of a one-shot route). Writes benchmarks/results/cold_start.json (``--name``: another name).
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, str, float]:
     """(wall seconds, stdout, CPU seconds: user + system, whatever the machine's load) of one whole process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(CLI + args, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(CLI + args, env=env, capture_output=True, text=True, timeout=600, cwd=env["PYTHONPATH"])
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -67,7 +76,7 @@ def measure_rss(args: list[str], env: dict[str, str]) -> float:
             "stderr=subprocess.DEVNULL, check=True); "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     done = subprocess.run([sys.executable, "-c", code, *CLI, *args], env=env, capture_output=True, text=True,
-                          timeout=600, check=True)
+                          timeout=600, check=True, cwd=env["PYTHONPATH"])
     return round(int(done.stdout.strip()) / 1024, 1)
 
 
@@ -86,32 +95,44 @@ def main() -> None:
                         help=f"comma-separated, of {', '.join(LIBRARIES)} (default all)")
     parser.add_argument("--no-cold-build", action="store_true", help="skip the cold builds of the 10,000-row "
                                                                       "catalogue")
+    parser.add_argument("--against", type=Path, help="another checkout whose onnx path is timed alternately")
+    parser.add_argument("--name", default="cold_start", help="writes benchmarks/results/<name>.json")
     args = parser.parse_args()
     names = [n for n in args.libraries.split(",") if n]
     if not names or any(n not in LIBRARIES for n in names):
         parser.error(f"--libraries takes a comma-separated list of {', '.join(LIBRARIES)}")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    torch_env = {**env, "SKILL_ROUTER_ONNX": "0"}
     work = Path(tempfile.mkdtemp(prefix="skill-router-cold-"))
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(work / "bytecode")}
+    torch_env = {**env, "SKILL_ROUTER_ONNX": "0"}
+    paths = {"onnx": env, "torch": torch_env}
+    if args.against is not None:
+        paths["against"] = {**env, "PYTHONPATH": str(args.against.resolve()),
+                            "PYTHONPYCACHEPREFIX": str(work / "bytecode-against")}
     if "catalog-10000" in names or not args.no_cold_build:
         write_catalog(work / "catalog.jsonl", library(real_skills(), 10_000, random.Random(SEED)))
-    results: dict[str, Any] = {"query": QUERY, "runs": args.runs, "load_average_start": os.getloadavg()}
+    results: dict[str, Any] = {"query": QUERY, "runs": args.runs, "load_average_start": os.getloadavg(),
+                               "against": str(args.against.resolve()) if args.against is not None else None}
     for name in names:
         lib = library_args(name, work) + ["--index-dir", str(work / f"index-{name}")]
         start = time.perf_counter()
         run(["index", *lib], env)
         indexed = time.perf_counter() - start
-        walls: dict[str, list[float]] = {"onnx": [], "torch": []}
-        cpus: dict[str, list[float]] = {"onnx": [], "torch": []}
-        outputs: dict[str, set[str]] = {"onnx": set(), "torch": set()}
+        libs = {path: lib for path in paths}
+        if "against" in paths:
+            libs["against"] = library_args(name, work) + ["--index-dir", str(work / f"index-{name}-against")]
+            run(["index", *libs["against"]], paths["against"])
+        walls: dict[str, list[float]] = {path: [] for path in paths}
+        cpus: dict[str, list[float]] = {path: [] for path in paths}
+        outputs: dict[str, set[str]] = {path: set() for path in paths}
         for _ in range(args.runs):
-            for path, path_env in (("onnx", env), ("torch", torch_env)):
-                wall, out, cpu = run(["route", QUERY, *lib, "--json"], path_env)
+            for path, path_env in paths.items():
+                wall, out, cpu = run(["route", QUERY, *libs[path], "--json"], path_env)
                 walls[path].append(wall)
                 cpus[path].append(cpu)
                 outputs[path].add(json.dumps([row["id"] for row in json.loads(out)]))
-        rss = {path: measure_rss(["route", QUERY, *lib, "--json"], path_env)
-               for path, path_env in (("onnx", env), ("torch", torch_env))}
+        rss = {path: measure_rss(["route", QUERY, *libs[path], "--json"], path_env)
+               for path, path_env in paths.items()}
         results[name] = {
             "index_s": round(indexed, 2),
             "route_wall_s": {p: round(statistics.median(w), 3) for p, w in walls.items()},
@@ -121,10 +142,16 @@ def main() -> None:
             "same_ranking": outputs["onnx"] == outputs["torch"] and len(outputs["onnx"]) == 1,
         }
         r = results[name]
+        if "against" in paths:
+            r["same_ranking_against"] = outputs["against"] == outputs["onnx"]
+            r["cpu_ratio_to_against"] = round(r["route_cpu_s"]["onnx"] / r["route_cpu_s"]["against"], 3)
+            r["wall_ratio_to_against"] = round(r["route_wall_s"]["onnx"] / r["route_wall_s"]["against"], 3)
         print(f"{name:14} route median wall: onnx {r['route_wall_s']['onnx']:.2f} s (CPU "
               f"{r['route_cpu_s']['onnx']:.2f} s), torch "
               f"{r['route_wall_s']['torch']:.2f} s ({r['route_wall_s']['torch'] / r['route_wall_s']['onnx']:.1f}x); "
-              f"peak RSS onnx {rss['onnx']} MB, torch {rss['torch']} MB; same ranking {r['same_ranking']}",
+              f"peak RSS onnx {rss['onnx']} MB, torch {rss['torch']} MB; same ranking {r['same_ranking']}"
+              + (f"; against {r['route_wall_s']['against']:.2f} s (CPU {r['route_cpu_s']['against']:.2f} s, "
+                 f"this / against CPU {r['cpu_ratio_to_against']})" if "against" in paths else ""),
               flush=True)
     builds = {}
     for path, path_env in () if args.no_cold_build else (("onnx", env), ("torch", torch_env)):
@@ -136,7 +163,7 @@ def main() -> None:
         results["cold_build_10000_s"] = builds
         print(f"cold build of 10,000 skills: onnx {builds['onnx']} s, torch {builds['torch']} s")
     results["load_average_end"] = os.getloadavg()
-    print(f"wrote {save('cold_start', results)}")
+    print(f"wrote {save(args.name, results)}")
 
 
 if __name__ == "__main__":

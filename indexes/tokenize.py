@@ -81,6 +81,9 @@ def _char_class(char: str) -> str:
 
 def split_identifier(word: str) -> list[str]:
     """Split one run of letters and digits at case and letter/digit boundaries (case preserved)."""
+    # No digit and no upper case (uncased letters count as lower), or ASCII capitals only: no boundary (most words)
+    if word.isalpha() and (word.islower() or (word.isascii() and word.isupper())):
+        return [word]
     parts: list[str] = []
     start = 0
     classes = [_char_class(char) for char in word]

@@ -22,13 +22,21 @@ renamed in it, a file's when it is written or replaced, so any edit the discover
 newer than :data:`RACY_S` when saved are not trusted (a write in the same clock tick could go unseen): nothing
 is saved then, and the next reader reads the skills. A library whose parse does not survive JSON (a frontmatter
 value JSON cannot hold) is never saved, nor is one under more than :data:`MAX_ENTRIES` files and folders.
+
+When something changed, reading the skills again need not parse every frontmatter: :func:`load` (what
+:meth:`router.index.LibrarySource.read` calls) keeps the profile's frontmatter parses beside the index
+(``frontmatter.saved``: frontmatter text -> its parse, :func:`router.profiles.base.front_parse`) and gives them to
+the next process, which reads every SKILL.md as always but parses only a frontmatter it has not seen. Kept by
+text, a parse can never be stale: an edited, replaced or renamed file is read, and its new text parsed.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,9 +111,51 @@ def _identity(spec: LibrarySpec, confine: bool) -> dict[str, Any]:
             "confine": bool(confine), "folders": folders, "files": files}
 
 
+#: Marks a value JSON has no type for (YAML's dates, a tuple, a mapping whose keys are not all text): a key no
+#: frontmatter of text starts with.
+TAG = "\0"
+
+
+def _plain(value: Any) -> Any:
+    """A frontmatter value as JSON holds it: a date, a time, a tuple or a mapping with other keys marked by
+    :data:`TAG` (:func:`_value` reads it back); TypeError for anything else JSON cannot hold."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is dict:
+        if all(type(k) is str and not k.startswith(TAG) for k in value):
+            return {k: _plain(v) for k, v in value.items()}
+        return {f"{TAG}dict": [[_plain(k), _plain(v)] for k, v in value.items()]}
+    if kind is tuple:
+        return {f"{TAG}tuple": [_plain(v) for v in value]}
+    if kind is datetime.date or kind is datetime.datetime:
+        return {f"{TAG}{kind.__name__}": value.isoformat()}
+    raise TypeError(f"{kind.__name__} is not kept")
+
+
+def _value(data: Any) -> Any:
+    if type(data) is list:
+        return [_value(v) for v in data]
+    if type(data) is not dict:
+        return data
+    if len(data) == 1:
+        (key, inner), = data.items()
+        if key == f"{TAG}dict":
+            return {_value(k): _value(v) for k, v in inner}
+        if key == f"{TAG}tuple":
+            return tuple(_value(v) for v in inner)
+        if key == f"{TAG}date":
+            return datetime.date.fromisoformat(inner)
+        if key == f"{TAG}datetime":
+            return datetime.datetime.fromisoformat(inner)
+    return {k: _value(v) for k, v in data.items()}
+
+
 def _skill_json(skill: Skill) -> dict[str, Any]:
     return {"name": skill.name, "description": skill.description, "path": skill.path, "id": skill.id,
-            "body": skill.body, "metadata": dict(skill.metadata), "index_description": skill.index_description,
+            "body": skill.body, "metadata": _plain(dict(skill.metadata)), "index_description": skill.index_description,
             "examples": list(skill.examples), "os_path": skill.os_path}
 
 
@@ -113,7 +163,7 @@ def _skill_of(data: dict[str, Any]) -> Skill:
     from router.skill import Skill
 
     return Skill(name=data["name"], description=data["description"], path=data["path"], id=data["id"],
-                 body=data["body"], metadata=data["metadata"], index_description=data["index_description"],
+                 body=data["body"], metadata=_value(data["metadata"]), index_description=data["index_description"],
                  examples=tuple(data["examples"]), os_path=data["os_path"])
 
 
@@ -130,16 +180,18 @@ def _library_json(loaded: Library) -> dict[str, Any] | None:
     position = {skill.path: n for n, skill in enumerate(found)}
     if len(position) != len(found) or any(s.path not in position for s in loaded.registry):
         return None
-    data = {"discovered": [_skill_json(s) for s in found], "errors": list(discovery.errors),
-            "warnings": list(discovery.warnings), "notes": list(loaded.notes),
-            "registry": [[position[s.path], list(s.examples)] for s in loaded.registry]}
     try:
-        text = json.dumps(data, ensure_ascii=False)
+        skills = [_skill_json(s) for s in found]
+        data = {"discovered": skills, "errors": list(discovery.errors), "warnings": list(discovery.warnings),
+                "notes": list(loaded.notes),
+                "registry": [[position[s.path], list(s.examples)] for s in loaded.registry]}
+        text = json.dumps(data)
     except (TypeError, ValueError):
         return None
     back = json.loads(text)
-    if [_skill_json(s) for s in found] != back["discovered"]:  # a tuple, a date...: not what was parsed
-        return None
+    if skills != back["discovered"] or any(_value(b["metadata"]) != dict(s.metadata)
+                                           for s, b in zip(found, back["discovered"])):
+        return None  # not what was parsed (a value that only looks like a marked one...)
     return back
 
 
@@ -178,8 +230,8 @@ def save(spec: LibrarySpec, loaded: Library, *, confine: bool = False, now: floa
         bodies = [skill.pop("body").encode("utf-8") for skill in library["discovered"]]
     except UnicodeEncodeError:  # a body that is not text (made safe as skills are made: not expected)
         return False
-    head = json.dumps({**identity, "stamps": before, "library": library, "bodies": [len(b) for b in bodies]},
-                      ensure_ascii=False)  # one line: JSON escapes every line end inside its strings
+    head = json.dumps({**identity, "stamps": before, "library": library, "bodies": [len(b) for b in bodies]})
+    # one line of ASCII: JSON escapes every line end, every other character and a surrogate of a folder's name
     target = path(spec)
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
@@ -231,3 +283,102 @@ def read(spec: LibrarySpec, *, confine: bool = False) -> Library | None:
         return _library_of(library, spec)
     except (KeyError, TypeError, ValueError, IndexError):  # UnicodeDecodeError is a ValueError
         return None
+
+
+# -- the frontmatter parses, kept beside the index for the next process --------------------------------------------
+#: Beside ``library.saved``: the frontmatter parses of the library's profile (:func:`router.profiles.base.front_parse`),
+#: so that a new process after one edit parses one frontmatter, not every one (on 10,000 skills the YAML was about
+#: half of reading them).
+FRONTS_FILE = "frontmatter.saved"
+FRONTS_FORMAT = 1
+#: What this process read or wrote of each index folder's parses: (kind, how many parses the kind had gained then).
+_FRONTS_SEEN: dict[str, tuple[str, int]] = {}
+
+
+def _fronts_identity(kind: str) -> dict[str, Any]:
+    import yaml
+
+    from router.version import package_version
+
+    return {"format": FRONTS_FORMAT, "package": package_version(), "kind": kind, "yaml": yaml.__version__,
+            "libyaml": bool(getattr(yaml, "__with_libyaml__", False))}
+
+
+#: A kept library larger than this is not read back by :func:`load`, which keeps one whole (:func:`save`) only while
+#: its bodies are at most a quarter as many characters: reading and writing a larger one cost what parsing its skills
+#: costs (91 MB at 10,000 skills of the corpora's bodies).
+KEPT_BYTES = 32 << 20
+
+
+def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable[[], bool] | None]:
+    """``spec.load(confine=confine)``: the library kept beside its index when nothing it is read from changed
+    (:func:`read`, for a library of at most :data:`KEPT_BYTES` of bodies), else read with the frontmatter parses an
+    earlier process kept (only a frontmatter they do not hold is parsed); and what to keep once the index is kept
+    (None: nothing), which writes only what changed and never raises for a folder it cannot write."""
+    from router.profiles.base import _FRONTS_ADDED, parse_kind, remember_fronts
+
+    again = path(spec) in _DISCOVERED  # this process read it before: its discovery remembers the unchanged files
+    if spec.catalog is None and not again and _size(path(spec)) <= KEPT_BYTES:
+        kept = read(spec, confine=confine)
+        if kept is not None:
+            return kept, None
+    kind = parse_kind(spec.profile)
+    target = os.path.join(spec.index_folder, FRONTS_FILE)
+    if target not in _FRONTS_SEEN and spec.catalog is None:
+        from router.files import read_bytes
+
+        try:
+            saved = json.loads(read_bytes(target, 1 << 30))
+            if isinstance(saved, dict) and all(saved.get(k) == v for k, v in _fronts_identity(kind).items()) \
+                    and isinstance(saved.get("parses"), dict):
+                remember_fronts(kind, saved["parses"])
+        except (OSError, ValueError):
+            pass  # none yet, or not this version's: every frontmatter is parsed
+        _FRONTS_SEEN[target] = (kind, _FRONTS_ADDED.get(kind, 0))
+    loaded = spec.load(confine=confine)
+    _DISCOVERED.add(path(spec))
+
+    def keep() -> bool:
+        # at most KEPT_BYTES // 4 characters of bodies: at most KEPT_BYTES of UTF-8
+        whole = spec.catalog is None and not again and sum(len(s.body) for s in loaded.registry) <= KEPT_BYTES // 4
+        kept = whole and save(spec, loaded, confine=confine)
+        return _keep_fronts(spec, kind, target) or kept
+
+    return loaded, keep
+
+
+#: The kept libraries whose skills this process read (a server reloading one after an edit reads it again from its
+#: files, each unchanged one remembered, and does not write it whole on every reload).
+_DISCOVERED: set[str] = set()
+
+
+def _size(file: str) -> int:
+    try:
+        return os.stat(file).st_size
+    except OSError:
+        return 0
+
+
+def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
+    from router.profiles.base import _FRONTS_ADDED, fronts
+
+    added = _FRONTS_ADDED.get(kind, 0)
+    if spec.catalog is not None or _FRONTS_SEEN.get(target) == (kind, added):
+        return False  # nothing parsed since the file was read or written
+    parses = fronts(kind)
+    if not parses:
+        return False
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(spec.index_folder, exist_ok=True)
+        with open(temporary, "wb") as handle:  # dumps, not dump: dump writes chunk by chunk
+            handle.write(json.dumps({**_fronts_identity(kind), "parses": parses}).encode("ascii"))
+        os.replace(temporary, target)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+    _FRONTS_SEEN[target] = (kind, added)
+    return True

@@ -28,7 +28,7 @@ run loads the saved index and rebuilds nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -108,6 +108,8 @@ class LibrarySource:
     learned: Mapping[str, Sequence[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     chosen_encoder: Encoder | None = field(default=None, compare=False)
+    #: Keeps what reading the library parsed beside its index (:func:`router.fresh.load`), once the index is kept.
+    keep: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def read(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Encoder | None = None,
@@ -119,9 +121,12 @@ class LibrarySource:
         from router.store import IndexFolder
 
         config = config or RouterConfig()
+        keep = None
         if loaded is None and spec.catalog is None:
-            with steps.step("reading the skills"):
-                loaded = spec.load(confine=spec.confine or config.confine)
+            from router import fresh
+
+            with steps.step("reading the skills"):  # with the frontmatter parses an earlier process kept
+                loaded, keep = fresh.load(spec, confine=spec.confine or config.confine)
         elif loaded is None:
             loaded = spec.load()
         registry, notes = loaded.registry, list(loaded.notes)
@@ -142,7 +147,7 @@ class LibrarySource:
                 notes.append(f"ignoring learned examples of skills no longer in the library: {', '.join(unknown[:5])}")
             learned = {k: v for k, v in learned.items() if k in known}
             registry, _ = libraries.with_examples(registry, learned)
-        return cls(spec, config, registry, loaded.profile, learned, tuple(notes), encoder)
+        return cls(spec, config, registry, loaded.profile, learned, tuple(notes), encoder, keep)
 
     @property
     def encoder(self) -> Encoder:
@@ -383,6 +388,8 @@ class LibraryIndex:
 
             return cls(source, Signals((), {}), store.index_folder(source.spec), store, BuildReport())
         signals, report = store.build(source, persist=persist, progress=progress)
+        if persist and source.keep is not None and store.index_folder(source.spec) is not None:
+            source.keep()
         notes = list(source.notes)
         encoder = source.encoder
         if report.embedded and own and encoders.onnx_enabled():
@@ -446,6 +453,8 @@ class LibraryIndex:
         """Write the index to :attr:`LibrarySpec.index_folder` (only what changed); False when the folder already
         held it. Raises :class:`IndexSaveError` naming the folder when it cannot be written."""
         report = self.report
+        if self.source.keep is not None and self.index_folder is not None:
+            self.source.keep()
         if report is None or report.pending is None:
             return False
         try:

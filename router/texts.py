@@ -25,6 +25,7 @@ What goes into them:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
@@ -57,8 +58,10 @@ def indexed_description(text: str, limit: int = MAX_INDEXED_DESCRIPTION_CHARS) -
     return (head[:cut] if cut > 0 else head[:limit]).rstrip()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_words(name: str) -> str:
-    """The skill name as words: separators become spaces, identifiers split at case and digit boundaries."""
+    """The skill name as words: separators become spaces, identifiers split at case and digit boundaries. Kept per
+    name: three signals' texts and the name table ask for the words of every skill."""
     return " ".join(part for word in _WORD.findall(name) for part in split_identifier(word))
 
 

@@ -40,12 +40,13 @@ def test_an_unchanged_library_comes_back_as_it_was_read_without_opening_a_skill_
     (project / ".claude" / "skills" / "weather-forecast" / "routing-examples.txt").write_text("rain in Lyon?\n")
     loaded = spec.load()
     assert fresh.save(spec, loaded, now=LATER)
-    from router.profiles import claude_code
+    from router.profiles import base, claude_code
 
-    def refuse(path: str) -> bytes:
+    def refuse(path: str, *args: object, **kwargs: object) -> bytes:
         raise AssertionError(f"{path} was read")
 
     monkeypatch.setattr(claude_code, "read_skill_file", refuse)
+    monkeypatch.setattr(base, "read_bytes_stat", refuse)  # how the discovery reads a SKILL.md
     again = fresh.read(spec)
     assert again is not None and len(again.registry) == len(loaded.registry) == 52
     assert described(again) == described(loaded)
@@ -94,17 +95,33 @@ def test_files_written_a_moment_ago_are_not_trusted(project: Path) -> None:
     assert fresh.read(spec) is None and not os.path.exists(fresh.path(spec))
 
 
-@pytest.mark.parametrize("value", [datetime.date(2024, 1, 1), ("a", "b"), {1: "one"}])
-def test_a_library_json_cannot_hold_is_not_kept(project: Path, value: object) -> None:
+def odd_library(project: Path, value: object):  # type: ignore[no-untyped-def]
     from router.library import Library
     from router.profiles import Discovery
     from router.registry import SkillRegistry
     from router.skill import Skill
 
-    spec = spec_of(project)
     odd = Skill(name="odd", description="Odd.", path=str(project / "odd" / "SKILL.md"), metadata={"value": value})
-    library = Library(SkillRegistry([odd], discovery=Discovery(skills=(odd,))), spec.profile)
-    assert not fresh.save(spec, library, now=LATER)
+    return Library(SkillRegistry([odd], discovery=Discovery(skills=(odd,))), spec_of(project).profile)
+
+
+@pytest.mark.parametrize("value", [datetime.date(2024, 1, 1), datetime.datetime(2024, 1, 1, 9, 30),
+                                   datetime.datetime(2024, 1, 1, 9, 30, tzinfo=datetime.timezone.utc), ("a", "b"),
+                                   {1: "one"}, {"\0date": "2024-01-01"}, [{"\0tuple": ["x"]}, (1, (2, 3))]])
+def test_frontmatter_values_json_has_no_type_for_come_back_as_they_were(project: Path, value: object) -> None:
+    """YAML's dates and times (a frontmatter's ``date: 2024-01-01``), tuples and mappings whose keys are not text."""
+    spec = spec_of(project)
+    assert fresh.save(spec, odd_library(project, value), now=LATER)
+    again = fresh.read(spec)
+    assert again is not None
+    kept = again.registry.lookup("odd").metadata["value"]  # type: ignore[union-attr]
+    assert kept == value and type(kept) is type(value)
+
+
+@pytest.mark.parametrize("value", [{"a", "b"}, b"bytes", float("nan"), object()])
+def test_a_library_json_cannot_hold_is_not_kept(project: Path, value: object) -> None:
+    spec = spec_of(project)
+    assert not fresh.save(spec, odd_library(project, value), now=LATER)
     assert fresh.read(spec) is None
 
 

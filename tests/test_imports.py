@@ -153,3 +153,17 @@ def test_import_router_and_its_adapters_package_leaves_every_framework_unloaded(
     assert "router.adapters.base" in modules
     assert sorted(m for m in modules if m.split(".")[0] in FRAMEWORKS) == []
     assert _heavy(modules) == []
+
+
+def test_a_command_line_with_a_profile_imports_that_profile_alone(tmp_path: Path) -> None:
+    """Checking ``--profile`` imports the profile named, not all of them (codex's alone imports tomllib and its
+    listing rules); an unknown name still lists every profile."""
+    code = ("import sys, json, router.cli\n"
+            "router.cli.build_parser().parse_args(['route', 'rain?', '--profile', 'agentskills'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('router.profiles.'))))")
+    done = _run(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["router.profiles.agentskills", "router.profiles.base"]
+    wrong = _run("import router.cli; router.cli.main(['route', 'rain?', '--profile', 'nope'])", tmp_path)
+    assert "invalid choice: 'nope' (choose from 'agentskills', 'claude-code', 'codex', 'genkit', 'unreal')" \
+        in wrong.stderr

@@ -100,3 +100,30 @@ def test_tokens_are_nonempty_lowercase_and_stable(text: str) -> None:
     tokens = tokenize(text)
     assert all(token and token == token.lower() for token in tokens)
     assert tokenize(text) == tokens
+
+
+def _split_by_the_rule(word: str) -> list[str]:
+    """split_identifier's rule, character by character: a boundary before an upper-case letter after a lower-case
+    one, between a digit and a non-digit, and before the last capital of an acronym a word follows."""
+    kinds = ["D" if c.isdigit() else "U" if c.isupper() else "L" for c in word]
+    parts, start = [], 0
+    for i in range(1, len(word)):
+        if (kinds[i - 1] == "L" and kinds[i] == "U") or (kinds[i - 1] == "D") != (kinds[i] == "D") \
+                or (kinds[i - 1] == kinds[i] == "U" and kinds[i + 1:i + 3] == ["L", "L"]):
+            parts.append(word[start:i])
+            start = i
+    return parts + [word[start:]]
+
+
+def test_split_identifier_splits_every_word_by_the_rule_one_case_words_included() -> None:
+    import random
+
+    from indexes.tokenize import split_identifier
+
+    alphabet = "aZ9ßÉéΣσǅ中ª²Ⅻ_" + "abcXYZ019"
+    rng = random.Random(7)
+    words = ["review", "PDF", "HTTPServer", "IPv4", "getWeatherForecast", "s00012", "straße", "ΣΊΣΥΦΟΣ", "中文",
+             "ǅemal", "ªb", "x²", "Ⅻx"] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8)))
+                                           for _ in range(5000)]
+    for word in words:
+        assert split_identifier(word) == _split_by_the_rule(word), word

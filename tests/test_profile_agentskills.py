@@ -258,3 +258,24 @@ def test_empty_library_renders_nothing_and_has_no_tool():
     assert AGENTSKILLS.render([]) == ""
     assert AGENTSKILLS.render([], activate_tool=True) == ""
     assert AGENTSKILLS.tool([]) is None
+
+
+@pytest.mark.parametrize("text", ["plain", 'say "hi"', "it's", "both \" and '", "a < b & c > d", "tab\there\r\nline",
+                                  "&amp; already", ""])
+def test_catalogue_and_tool_quote_as_the_standard_library_does(text: str) -> None:
+    from xml.sax.saxutils import escape, quoteattr
+
+    from router.profiles import agentskills
+
+    assert agentskills.escape(text) == escape(text)
+    assert agentskills.quoteattr(text) == quoteattr(text)
+
+
+def test_the_profile_imports_no_url_or_http_library() -> None:
+    """xml.sax.saxutils imports urllib.request and http.client: a tenth of a one-shot route's imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, router.profiles.agentskills\n"
+            "print(sorted({'urllib.request', 'http.client'} & set(sys.modules)))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"

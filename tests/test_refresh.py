@@ -15,6 +15,7 @@ import pytest
 from conftest import write_skill
 from indexes.bm25 import BM25Index
 from indexes.fake import FakeEncoder
+from router import fresh
 from router import index as library_index
 from router import passages
 from router.config import RouterConfig
@@ -45,14 +46,18 @@ def write_library(root: Path) -> Path:
     return root
 
 
-def router(skills: Path, index: Path, encoder: FakeEncoder) -> Router:
-    return Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0), index_folder=str(index),
+def router(skills: Path, index: Path, encoder: FakeEncoder, profile: str = "genkit") -> Router:
+    return Router.from_skills([str(skills)], profile, RouterConfig(route_above=0), index_folder=str(index),
                               encoder=encoder)
 
 
 def forget() -> None:
     """Empty what this process remembers of earlier builds, as a new process starts."""
     profiles_base._PARSED.clear()
+    profiles_base._FRONTS.clear()
+    profiles_base._FRONTS_ADDED.clear()
+    fresh._FRONTS_SEEN.clear()
+    fresh._DISCOVERED.clear()
     library_index._TEXTS.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
@@ -92,7 +97,65 @@ def remove(skills: Path) -> None:
     (skills / "weather-now").rmdir()
 
 
-@pytest.mark.parametrize("change", [edit_body, edit_description, add, remove])
+def rename(skills: Path) -> None:
+    """A skill folder renamed (and its name with it): the same frontmatter under another name."""
+    path = skills / "git-bisect" / "SKILL.md"
+    path.write_text(path.read_text().replace("name: git-bisect", "name: bisect-history"), encoding="utf-8")
+    (skills / "git-bisect").rename(skills / "bisect-history")
+
+
+def replace_keeping_size_and_time(skills: Path) -> None:
+    """A file replaced by another of the same size and modification time: only its inode (and ctime) changed."""
+    import os
+
+    path = skills / "csv-cleanup" / "SKILL.md"
+    stat = path.stat()
+    other = path.with_name("SKILL.md.new")
+    other.write_text(path.read_text().replace("Clean messy CSV", "Clean dirty TSV"), encoding="utf-8")
+    os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(other, path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    assert path.stat().st_ino != stat.st_ino
+
+
+CHANGES = [edit_body, edit_description, add, remove, rename, replace_keeping_size_and_time]
+#: The frontmatters each change makes a new process parse (the others' parses are kept beside the index).
+NEW_FRONTMATTERS = {"edit_body": 0, "edit_description": 1, "add": 1, "remove": 0, "rename": 1,
+                    "replace_keeping_size_and_time": 1}
+PROFILES = ["genkit", "agentskills", "claude-code", "codex"]
+
+
+def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SKILL.md files the discoveries read from now on."""
+    read: list[str] = []
+    original = profiles_base.read_bytes_stat
+
+    def counting(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(profiles_base, "read_bytes_stat", counting)
+    return read
+
+
+def counting_frontmatter(monkeypatch: pytest.MonkeyPatch, profile: str) -> list[str]:
+    """The frontmatters ``profile`` parses from now on (its YAML step, the one kept by text)."""
+    from router.profiles import agentskills, claude_code, codex, genkit
+
+    module, name = {"genkit": (genkit, "_decoded"), "agentskills": (agentskills, "_frontmatter"),
+                    "claude-code": (claude_code, "load_yaml"), "codex": (codex, "read_fields")}[profile]
+    seen: list[str] = []
+    original = getattr(module, name)
+
+    def counting(front: str):  # type: ignore[no-untyped-def]
+        seen.append(front)
+        return original(front)
+
+    monkeypatch.setattr(module, name, counting)
+    return seen
+
+
+@pytest.mark.parametrize("change", CHANGES)
 def test_a_refresh_after_one_change_scores_exactly_as_a_build_from_scratch(tmp_path: Path, change,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(profiles_base, "RACY_S", -1.0)  # unchanged files are not read again, however new
@@ -111,6 +174,128 @@ def test_a_refresh_after_one_change_scores_exactly_as_a_build_from_scratch(tmp_p
     reread = router(skills, tmp_path / "idx", encoder)
     assert reread.saved is None and reread.embedded_count == 0
     assert_same_scores(reread, scratch)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_new_process_after_one_change_parses_only_the_new_frontmatter_and_scores_as_a_build_from_scratch(
+        tmp_path: Path, change, profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``skill-router route`` or ``index`` after an edit: the frontmatter parses the last process kept beside the
+    index are used, so only a frontmatter never parsed before is parsed, and the index is the one a build from
+    scratch gives. The library read is kept whole beside the index too (trusted here however new its files are):
+    the change is seen by the stamps of its files and folders."""
+    monkeypatch.setattr(fresh, "RACY_S", -1.0)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    encoder = FakeEncoder()
+    first = router(skills, tmp_path / "idx", encoder, profile)
+    assert first.saved is True and (tmp_path / "idx" / fresh.FRONTS_FILE).is_file()
+    assert (tmp_path / "idx" / fresh.FILE).is_file()
+    change(skills)
+    forget()  # a new process
+    parsed = counting_frontmatter(monkeypatch, profile)
+    refreshed = router(skills, tmp_path / "idx", encoder, profile)
+    assert len(parsed) == NEW_FRONTMATTERS[change.__name__], parsed
+    assert refreshed.saved is True and refreshed.notes == first.notes
+    forget()
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder(), profile)
+    assert_same_scores(refreshed, scratch)
+    assert [(s.name, s.description, s.body, s.path, dict(s.metadata)) for s in refreshed.skills] == \
+        [(s.name, s.description, s.body, s.path, dict(s.metadata)) for s in scratch.skills]
+    if change is rename:
+        ids = [s.id for s in refreshed.skills]
+        assert "bisect-history" in ids and "git-bisect" not in ids
+    parsed.clear()
+    forget()  # and the process after it reads nothing: nothing changed, the library kept whole is used
+    reads = counting_reads(monkeypatch)
+    again = router(skills, tmp_path / "idx", encoder, profile)
+    assert parsed == [] and reads == [] and again.embedded_count == 0
+    assert_same_scores(again, scratch)
+
+
+def test_a_damaged_or_foreign_file_of_kept_parses_is_not_used(tmp_path: Path, monkeypatch) -> None:
+    forget()
+    skills = write_library(tmp_path / "skills")
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder())
+    kept = tmp_path / "scratch" / fresh.FRONTS_FILE
+    whole = kept.read_text(encoding="ascii")
+    for damaged in (whole[: len(whole) // 2], whole.replace('"format": 1', '"format": 0'),
+                    whole.replace('"kind": "GenkitProfile"', '"kind": "CodexProfile"')):
+        (tmp_path / "idx").mkdir(exist_ok=True)
+        (tmp_path / "idx" / fresh.FRONTS_FILE).write_text(damaged, encoding="ascii")
+        forget()
+        parsed = counting_frontmatter(monkeypatch, "genkit")
+        assert_same_scores(router(skills, tmp_path / "idx", FakeEncoder()), scratch)
+        assert len(parsed) == len(SKILLS)
+        monkeypatch.undo()
+    import json
+
+    data = json.loads(whole)
+    data["parses"] = {front: "{not json" for front in data["parses"]}  # each parse damaged: each parsed again
+    (tmp_path / "idx" / fresh.FRONTS_FILE).write_text(json.dumps(data), encoding="ascii")
+    forget()
+    parsed = counting_frontmatter(monkeypatch, "genkit")
+    assert_same_scores(router(skills, tmp_path / "idx", FakeEncoder()), scratch)
+    assert len(parsed) == len(SKILLS)
+
+
+def test_a_parse_json_would_not_give_back_is_not_kept() -> None:
+    import datetime
+
+    calls: list[str] = []
+
+    def parse(front: str) -> object:
+        calls.append(front)
+        return {"when": datetime.date(2024, 1, 1)} if "when" in front else [{"name": "a"}, ("t", "u")] \
+            if "tuple" in front else [{"name": "a"}, False]
+
+    kind = "TestProfile"
+    try:
+        for _ in range(2):
+            for front in ("when: 2024-01-01", "tuple", "plain"):
+                profiles_base.front_parse(kind, front, parse)
+        assert calls == ["when: 2024-01-01", "tuple", "plain", "when: 2024-01-01", "tuple"]
+        assert profiles_base.fronts(kind) == {"plain": '[{"name": "a"}, false]'}
+        first, second = (profiles_base.front_parse(kind, "plain", parse) for _ in range(2))
+        assert first == second == [{"name": "a"}, False] and first is not second  # a copy each time
+    finally:
+        profiles_base._FRONTS.pop(kind, None)
+        profiles_base._FRONTS_ADDED.pop(kind, None)
+
+
+def test_a_new_process_after_one_description_edit_parses_one_frontmatter(tmp_path: Path) -> None:
+    """The same in real processes: ``Router.from_skills`` in one, an edit, then in another."""
+    skills = write_library(tmp_path / "skills")
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(REPO)!r})
+        sys.path.insert(0, {str(REPO / "tests")!r})
+        from indexes.fake import FakeEncoder
+        from router.config import RouterConfig
+        from router.profiles import genkit
+        from router.routing import Router
+        parsed = []
+        original = genkit._decoded
+        genkit._decoded = lambda front: parsed.append(front) or original(front)
+        router = Router.from_skills([sys.argv[1]], "genkit", RouterConfig(route_above=0), index_folder=sys.argv[2],
+                                    encoder=FakeEncoder())
+        scores = router.score_many({list(REQUESTS)!r}).signals
+        print(json.dumps([len(parsed), {{k: v.tolist() for k, v in scores.items()}}]))
+    """)
+
+    def run(index: Path) -> tuple[int, dict[str, list[list[float]]]]:
+        done = subprocess.run([sys.executable, "-c", script, str(skills), str(index)], capture_output=True,
+                              text=True, check=True)
+        import json
+
+        count, scores = json.loads(done.stdout.strip().splitlines()[-1])
+        return count, scores
+
+    assert run(tmp_path / "idx")[0] == len(SKILLS)
+    edit_description(skills)
+    count, refreshed = run(tmp_path / "idx")
+    assert count == 1
+    assert refreshed == run(tmp_path / "scratch")[1]
 
 
 def test_a_skill_whose_text_comes_from_its_file_is_read_again_after_an_edit(tmp_path: Path) -> None:
@@ -195,9 +380,12 @@ def test_remembered_digests_are_the_digests_of_the_texts(monkeypatch: pytest.Mon
 
 def _counting_parses(monkeypatch: pytest.MonkeyPatch, profile: str = "genkit") -> list[str]:
     from router.profiles.agentskills import AgentSkillsProfile
+    from router.profiles.claude_code import ClaudeCodeProfile
+    from router.profiles.codex import CodexProfile
     from router.profiles.genkit import GenkitProfile
 
-    kind, method = (GenkitProfile, "_parse") if profile == "genkit" else (AgentSkillsProfile, "parse_with_notes")
+    kind, method = {"genkit": (GenkitProfile, "_parse"), "agentskills": (AgentSkillsProfile, "parse_with_notes"),
+                    "claude-code": (ClaudeCodeProfile, "parse"), "codex": (CodexProfile, "parse")}[profile]
     parsed: list[str] = []
     original = getattr(kind, method)
 
@@ -209,7 +397,7 @@ def _counting_parses(monkeypatch: pytest.MonkeyPatch, profile: str = "genkit") -
     return parsed
 
 
-@pytest.mark.parametrize("name", ["genkit", "agentskills"])
+@pytest.mark.parametrize("name", PROFILES)
 def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch, name: str) -> None:
     from router.profiles import base, get_profile
 
@@ -229,7 +417,8 @@ def test_a_second_discovery_reads_only_the_files_that_changed(tmp_path: Path, mo
     assert sorted(s.name for s in again.skills) == sorted([*set(SKILLS) - {"weather-now"}, "pdf-forms"])
     by_name = {s.name: s for s in again.skills}
     assert by_name["sql-tuning"].description.startswith("Tune slow PostgreSQL queries")
-    assert by_name["poem-writer"] is {s.name: s for s in first.skills}["poem-writer"]  # the same value, not read
+    earlier = {s.name: s for s in first.skills}["poem-writer"]
+    assert by_name["poem-writer"] == earlier and by_name["poem-writer"].body is earlier.body  # not read again
     assert PROFILE.discover([str(skills)]).skills == again.skills
 
 
@@ -301,3 +490,17 @@ def test_bm25_weights_of_a_vocabulary_past_16_bits_are_term_major_too() -> None:
         if term in holding:
             assert weights.indices[weights.indptr[row]:weights.indptr[row + 1]].tolist() == holding[term], term
     assert np.all(np.diff(weights.indptr) >= 1) and weights.indptr[-1] == sum(len(set(tokenize(t))) for t in texts)
+
+
+def test_the_kept_parses_are_bounded_the_least_recently_used_going_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profiles_base, "MAX_FRONTS", 3)
+    kind = "TestBoundProfile"
+    try:
+        profiles_base.remember_fronts(kind, {f"f{i}": "0" for i in range(5)})
+        assert list(profiles_base.fronts(kind)) == ["f2", "f3", "f4"]
+        profiles_base.front_parse(kind, "f2", int)  # used: now the most recent
+        profiles_base.front_parse(kind, "7", int)  # new: the least recently used one goes
+        assert list(profiles_base.fronts(kind)) == ["f4", "f2", "7"]
+    finally:
+        profiles_base._FRONTS.pop(kind, None)
+        profiles_base._FRONTS_ADDED.pop(kind, None)

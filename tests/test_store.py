@@ -18,6 +18,8 @@ import pytest
 from indexes import Encoder
 from router.config import RouterConfig
 from router.errors import CatalogError
+from router.fresh import FILE as LIBRARY_FILE
+from router.fresh import FRONTS_FILE
 from router.learned import FILE as LEARNED_FILE, append_learned, load_learned
 from router.routing import Router
 from router.store import FORMAT, MANIFEST, VECTORS, EmbeddingCache, IndexFolder, default_index_folder, text_key
@@ -89,8 +91,8 @@ def test_first_build_embeds_each_text_and_writes_every_file_with_its_checksum(te
     assert data["format"] == FORMAT and data["dim"] == 384 and len(data["skills"]) == len(SKILLS)
     files = set(data["files"])
     assert {"vectors.npy", "keys.json", "bm25/index.json", "dense/vectors.npy", "dense/ids.json"} <= files
-    assert sorted(p.name for p in (template / "idx").iterdir()) == sorted([".lock", MANIFEST, data["generation"],
-                                                                   "passages"])  # router.passages
+    assert sorted(p.name for p in (template / "idx").iterdir() if p.name != LIBRARY_FILE) == sorted(
+        [".lock", MANIFEST, data["generation"], "passages", FRONTS_FILE])  # router.passages, router.fresh
 
 
 def test_a_current_index_loads_without_embedding_or_building(built: Path, encoder: Encoder) -> None:
@@ -206,8 +208,8 @@ def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, 
     path = built / "skills" / "poem-writer" / "SKILL.md"
     path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
     make_router(built, encoder)
-    assert sorted(p.name for p in idx.iterdir()) == sorted([".lock", MANIFEST, manifest(built)["generation"],
-                                                            "passages"])  # router.passages keeps its own folder
+    assert sorted(p.name for p in idx.iterdir() if p.name != LIBRARY_FILE) == sorted(
+        [".lock", MANIFEST, manifest(built)["generation"], "passages", FRONTS_FILE])  # passages: its own folder
 
 
 def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path: Path, encoder: Encoder) -> None:
@@ -323,8 +325,8 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
         assert out.strip() == "[]", out  # neither saw a half-written folder
     snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
     assert snapshot is not None and len(snapshot.cache) == len(SKILLS)
-    assert sorted(p.name for p in index.iterdir()) == sorted([".lock", MANIFEST, snapshot.manifest["generation"],
-                                                              "passages"])  # router.passages keeps its own folder
+    assert sorted(p.name for p in index.iterdir() if p.name != LIBRARY_FILE) == sorted(
+        [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE])  # passages: its own folder
 
 
 # -- learned examples --------------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ def positive_int(what: str):
 def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True, confine: bool = True,
                         profile_help: str = "the harness whose rules apply") -> None:
     """``--skills`` and ``--profile`` (and, unless told otherwise, ``--catalog`` and ``--confine``)."""
-    from router.profiles import DEFAULT_PROFILE, profile_names
+    from router.profiles import DEFAULT_PROFILE, profile_choices
 
     group = parser.add_argument_group("library")
     group.add_argument("--skills", action="append", metavar="DIR",
@@ -94,7 +94,7 @@ def add_library_options(parser: argparse.ArgumentParser, *, catalog: bool = True
     if catalog:
         group.add_argument("--catalog", metavar="FILE", help='a JSONL catalogue of {"id","name","description"} '
                                                              "rows, used in place of --skills")
-    group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_names(),
+    group.add_argument("--profile", default=DEFAULT_PROFILE, choices=profile_choices(),
                        help=f"{profile_help} (default: {DEFAULT_PROFILE})")
     group.add_argument("--harness-model", metavar="MODEL",
                        help="the model the harness runs, which sets its listing budget (codex: default the model in "

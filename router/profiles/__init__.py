@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from router.errors import ConfigError
 from router.profiles.base import Capability, Discovery, Profile, ToolSpec
 
-__all__ = ["Capability", "Discovery", "Profile", "ToolSpec", "get_profile", "profile_names", "with_capability",
-           "DEFAULT_PROFILE"]
+__all__ = ["Capability", "Discovery", "Profile", "ToolSpec", "get_profile", "profile_choices", "profile_names",
+           "with_capability", "DEFAULT_PROFILE"]
 
 DEFAULT_PROFILE = "agentskills"
 
@@ -66,6 +66,28 @@ def _named(name: str) -> Profile | None:
 def profile_names() -> tuple[str, ...]:
     """The names of every available profile, sorted."""
     return tuple(_everything())
+
+
+class _Names(Sequence[str]):
+    """:func:`profile_names`, imported only when listed: whether it holds one name imports that profile alone."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in _PROFILES or _named(name) is not None or name in _everything())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(profile_names())
+
+    def __len__(self) -> int:
+        return len(profile_names())
+
+    def __getitem__(self, index):
+        return profile_names()[index]
+
+
+def profile_choices() -> Sequence[str]:
+    """The profile names as a command line's choices: checking ``--profile genkit`` imports the genkit profile, not
+    all eight (listing them, for help or an error, imports every one)."""
+    return _Names()
 
 
 def get_profile(name: str | Profile) -> Profile:

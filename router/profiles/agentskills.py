@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import os
 from typing import Any, Mapping, Sequence
-from xml.sax.saxutils import escape, quoteattr
 
 from router.errors import SkillToolError
 from router.frontmatter import FrontmatterError, load_frontmatter, split_frontmatter
 from router.profiles.base import (SKILL_FILE, Discovery, ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy,
-                                  read_skill_file, sorted_entries, tool_arguments)
+                                  front_parse, parse_kind, read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
 MAX_DEPTH = 6
@@ -43,6 +42,27 @@ INSTRUCTIONS = (
     "directory (the parent of SKILL.md) and use absolute paths in tool calls."
 )
 TOOL_NAME = "activate_skill"
+
+def escape(text: str) -> str:
+    """``&``, ``<`` and ``>`` as XML entities (what ``xml.sax.saxutils.escape`` does, without importing it: it imports
+    ``urllib.request`` and ``http.client``, a tenth of a one-shot route's imports)."""
+    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+
+
+def quoteattr(text: str) -> str:
+    """``text`` as a quoted XML attribute value, as ``xml.sax.saxutils.quoteattr`` quotes it."""
+    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    if '"' not in text:
+        return f'"{text}"'
+    if "'" not in text:
+        return f"'{text}'"
+    return '"{}"'.format(text.replace('"', "&quot;"))
+
+
+def _frontmatter(front: str) -> list[Any]:
+    """:func:`load_frontmatter` as JSON holds it (kept by :func:`front_parse`)."""
+    return list(load_frontmatter(front))
+
 
 class AgentSkillsProfile(Profile):
     """The Agent Skills specification's client behaviour."""
@@ -140,7 +160,7 @@ class AgentSkillsProfile(Profile):
             text = text.replace("\r\n", "\n")
             notes.append("file has CRLF line endings")
         front, body = split_frontmatter(text)
-        data, retried = load_frontmatter(front)
+        data, retried = front_parse(parse_kind(self), front, _frontmatter)
         if retried:
             notes.append("frontmatter is not valid YAML (unquoted colon in a value); loaded with the value quoted")
         description = data.get("description")

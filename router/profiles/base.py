@@ -269,6 +269,66 @@ class ParsedFiles:
         _PARSED[self.kind] = self._now
 
 
+def parse_kind(profile: Profile) -> str:
+    """The ``kind`` of ``profile``'s :class:`ParsedFiles` and :func:`front_parse` (its class: the rules a parse
+    follows)."""
+    return type(profile).__name__
+
+
+#: Most frontmatter parses kept per kind (the least recently used go first).
+MAX_FRONTS = 1 << 15
+#: Frontmatter parses by kind, then frontmatter text: the parse as JSON text, most recently used last.
+_FRONTS: dict[str, dict[str, str]] = {}
+#: How many parses each kind has gained in this process (what :mod:`router.fresh` saves when it moved).
+_FRONTS_ADDED: dict[str, int] = {}
+
+
+def front_parse(kind: str, front: str, parse: Callable[[str], T]) -> T:
+    """``parse(front)`` (a frontmatter's YAML under the rules of ``kind``; its exceptions propagate), kept by the
+    text: parsed once in this process, or in another one whose parses :mod:`router.fresh` kept beside the index
+    (:func:`fronts`, :func:`remember_fronts`), so a new process after one edit of a large library parses one
+    frontmatter. The parse must be a function of the text alone; a value JSON does not give back equal (a date, a
+    tuple, a key that is not a string) is not kept. A kept value is returned as a new copy each time."""
+    memo = _FRONTS.setdefault(kind, {})
+    text = memo.pop(front, None)
+    if text is not None:
+        try:
+            value: T = json.loads(text)
+            memo[front] = text
+            return value
+        except ValueError:  # not what was kept (a damaged file): parsed again
+            pass
+    value = parse(front)
+    try:
+        encoded = json.dumps(value)
+        kept = json.loads(encoded) == value
+    except (TypeError, ValueError):
+        kept = False
+    if kept:
+        memo[front] = encoded
+        _FRONTS_ADDED[kind] = _FRONTS_ADDED.get(kind, 0) + 1
+        if len(memo) > MAX_FRONTS:  # the least recently used go (list(): one step, whatever another thread does)
+            for stale in list(memo)[:len(memo) - MAX_FRONTS]:
+                memo.pop(stale, None)
+    return value
+
+
+def fronts(kind: str) -> dict[str, str]:
+    """The parses :func:`front_parse` keeps for ``kind`` (frontmatter text -> JSON text), least recently used first."""
+    return dict(_FRONTS.get(kind, {}))
+
+
+def remember_fronts(kind: str, entries: Mapping[str, str]) -> None:
+    """Add ``entries`` (what :func:`fronts` gave in another process) to the parses kept for ``kind``, before the
+    ones this process made."""
+    memo = _FRONTS.get(kind, {})
+    merged = {front: text for front, text in entries.items() if type(front) is str and type(text) is str}
+    merged.update(memo)
+    for stale in list(merged)[:len(merged) - MAX_FRONTS]:
+        merged.pop(stale)
+    _FRONTS[kind] = merged
+
+
 def _stamp(found: os.stat_result) -> tuple[int, ...]:
     return (found.st_mode, found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 

@@ -89,8 +89,8 @@ from router.errors import ConfigError, SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_text
 from router.frontmatter import YAMLNestingError, check_aliases, compose
 from router.profiles.base import (SHORTLIST_HEADER, SHORTLIST_MAX_CHARS, SHORTLIST_MAX_SKILLS, SKILL_FILE, Discovery,
-                                  Profile, SkillLookup, ToolSpec, decode_lossy, read_skill_file, sorted_entries,
-                                  tool_arguments)
+                                  ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy, front_parse, parse_kind,
+                                  read_skill_file, sorted_entries, tool_arguments)
 from router.profiles.claude_code_builtins import (BUILTIN_ANSWERS, BUILTIN_SKILLS, SKILL_TOOL_DESCRIPTION,
                                                   SKILL_TOOL_SCHEMA, SUGGESTED_ALIASES, SUGGESTED_NAMES, Answer)
 from router.skill import Skill
@@ -607,14 +607,14 @@ class ClaudeCodeProfile(Profile):
         warnings: list[str] = []
         counter = itertools.count()
         ordered = [s for s in sources if not s.commands] + [s for s in sources if s.commands]
+        parsed = ParsedFiles(parse_kind(self))  # a file unchanged since the last discovery is not parsed again
         for source in ordered:
             for ident, path in _skill_files(source):
                 try:
-                    raw = read_skill_file(path)
+                    skill = parsed.parse(path, self.parse, ident)
                 except OSError as exc:
                     warnings.append(f"skipping {path}: {exc.strerror or exc}")
                     continue
-                skill = self.parse(path, raw, ident)
                 if source.commands and "declared_name" in skill.metadata:  # a command is its file's name [r1007]
                     skill = replace(skill, metadata={k: v for k, v in skill.metadata.items() if k != "declared_name"})
                 name = f"{source.plugin}:{skill.name}" if source.plugin else skill.name  # the folder, made safe
@@ -657,6 +657,7 @@ class ClaudeCodeProfile(Profile):
                         key=lambda s: s.metadata["position"])
         ordered_skills = [replace(s, metadata={**s.metadata, "position": index})
                           for index, s in enumerate(others + commands)]
+        parsed.close()
         # an ``off`` skill stays: hidden from the model like ``user-invocable-only``, it still answers the tool
         # with the overrides error and is still suggested for a near name [overrides]
         return Discovery(skills=tuple(ordered_skills), warnings=tuple(warnings))
@@ -668,7 +669,7 @@ class ClaudeCodeProfile(Profile):
         if front is not None:
             loaded: Any = {}
             try:
-                loaded = load_yaml(front)
+                loaded = front_parse(parse_kind(self), front, load_yaml)
             except yaml.YAMLError as first:
                 try:
                     if decode_lossy(raw).removeprefix("\ufeff").split("\n", 1)[0].endswith("\r"):

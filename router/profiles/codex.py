@@ -55,7 +55,8 @@ from router.errors import SkillToolError
 from router.files import MAX_SKILL_FILE_BYTES, read_bytes, read_text
 from router.frontmatter import check_depth, compose, safe_load
 from router.profiles.base import (SHORTLIST_HEADER, SHORTLIST_MAX_CHARS, SHORTLIST_MAX_SKILLS, SKILL_FILE, Discovery,
-                                  Profile, SkillLookup, ToolSpec, sorted_entries, tool_arguments)
+                                  ParsedFiles, Profile, SkillLookup, ToolSpec, front_parse, parse_kind, sorted_entries,
+                                  tool_arguments)
 from router.profiles.codex_listing import (CODEX_VERSION, DEFAULT_MODEL, LOAD_RANK, Budget, Listing, Scope,
                                            build_listing, entry_line, listable, listed_path, prompt_order, scope_of,
                                            usage_instructions)
@@ -786,11 +787,13 @@ class CodexProfile(Profile):
         errors: list[str] = []
         warnings: list[str] = []
         seen_roots: set[str] = set()
+        parsed = ParsedFiles(parse_kind(self))  # a file unchanged since the last discovery is not parsed again
         for index, root in enumerate(roots):
             if root.path in seen_roots:
                 continue
             seen_roots.add(root.path)
-            self._scan(root, index, skills, errors, warnings)
+            self._scan(root, index, skills, errors, warnings, parsed)
+        parsed.close()
         unique: dict[str, Skill] = {}
         for skill in skills:
             unique.setdefault(skill.path, skill)
@@ -799,7 +802,8 @@ class CodexProfile(Profile):
                                                          os.fsencode(s.path)))
         return Discovery(skills=tuple(_distinct_ids(ordered)), errors=tuple(errors), warnings=tuple(warnings))
 
-    def _scan(self, root: Root, index: int, skills: list[Skill], errors: list[str], warnings: list[str]) -> None:
+    def _scan(self, root: Root, index: int, skills: list[Skill], errors: list[str], warnings: list[str],
+              parsed: ParsedFiles) -> None:
         top = os.path.realpath(root.path)
         if not os.path.isdir(top):
             return
@@ -839,19 +843,18 @@ class CodexProfile(Profile):
                     enqueue(path, depth + 1)
                 elif entry == SKILL_FILE and os.path.isfile(path):
                     try:
-                        skills.append(self._load(path, root, top, index))
+                        skills.append(self._load(path, root, top, index, parsed))
                     except (OSError, ValueError) as exc:
                         if root.scope is not Scope.SYSTEM:
                             errors.append(f"{os.path.realpath(path)}: {exc}")
         if truncated:
             warnings.append(f"skills scan truncated after {MAX_DIRS_PER_ROOT} directories (root: {top})")
 
-    def _load(self, path: str, root: Root, top: str, index: int) -> Skill:
-        try:
-            raw = read_bytes(path, MAX_SKILL_FILE_BYTES)  # regular files only, capped like every profile's
+    def _load(self, path: str, root: Root, top: str, index: int, parsed: ParsedFiles) -> Skill:
+        try:  # regular files only, capped like every profile's
+            skill = parsed.parse(path, self.parse, os.path.basename(os.path.dirname(path)))
         except OSError as exc:
             raise ValueError(f"failed to read file: {_io_reason(exc)}") from None
-        skill = self.parse(path, raw, os.path.basename(os.path.dirname(path)))
         name = f"{root.plugin}:{skill.name}" if root.plugin else skill.name
         _check_length(name, MAX_NAME_LEN, "name")  # the plugin namespace counts toward the limit
         metadata = dict(skill.metadata, scope=root.scope.value, root=top, root_index=index, found_path=path)
@@ -868,7 +871,7 @@ class CodexProfile(Profile):
         if front is None:
             raise ValueError("missing YAML frontmatter delimited by ---")
         try:
-            fields = read_fields(front)
+            fields = front_parse(parse_kind(self), front, read_fields)
         except ValueError as exc:
             raise ValueError(f"invalid YAML: {exc}") from None
         name = collapse(fields.get("name") or "") or collapse(folder_name) or "skill"

@@ -18,7 +18,6 @@ Rules (harness-profiles.md, "genkit"):
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import stat
@@ -31,7 +30,7 @@ from router.files import FileTooLargeError, NotRegularFileError
 from router.frontmatter import compose, yaml_error_text
 from router.gotext import go_os_error, go_quote, go_trim_space
 from router.profiles.base import (SKILL_FILE, Discovery, ParsedFiles, Profile, SkillLookup, ToolSpec, decode_lossy,
-                                  read_skill_file, sorted_entries, tool_arguments)
+                                  front_parse, read_skill_file, sorted_entries, tool_arguments)
 from router.skill import Skill
 
 log = logging.getLogger("router.profiles.genkit")
@@ -73,16 +72,20 @@ def decode_fields(front: str) -> dict[str, str]:
 
 def decode_fields_with_reason(front: str) -> tuple[dict[str, str], str]:
     """:func:`decode_fields`, and why the decoder gave zero values ('' when it did not)."""
-    fields, reason = _decoded(front)
+    fields, reason = front_parse(KIND, front, _decoded)
     return dict(fields), reason
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _decoded(front: str) -> tuple[tuple[tuple[str, str], ...], str]:
-    """The decoding, kept by frontmatter text: a process that loads the library again (``serve``'s live reload, a
-    refresh) parses only the frontmatter that changed. Bounded; a few MB for 16,384 skills."""
+#: What :func:`front_parse` keeps the decodings under: the profile's parse kind.
+KIND = "GenkitProfile"
+
+
+def _decoded(front: str) -> list[Any]:
+    """The decoding as JSON holds it, kept by frontmatter text (:func:`front_parse`): a process that loads the
+    library again (``serve``'s live reload, a refresh, a new process after one edit) parses only the frontmatter
+    that changed."""
     fields, reason = _decode(front)
-    return tuple(fields.items()), reason
+    return [[[k, v] for k, v in fields.items()], reason]
 
 
 def _decode(front: str) -> tuple[dict[str, str], str]:
