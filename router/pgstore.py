@@ -778,6 +778,9 @@ class PgSignals:
             at = {skill_id: i for i, skill_id in enumerate(ids)}
             self._ids = tuple(ids)
             self._position[g.slots] = [at[skill_id] for skill_id in g.ids]
+        self._slot_of = np.zeros(g.n, dtype=np.int64)  # position -> slot: ties in a BM25 top list go in slot order
+        self._slot_of[self._position[g.slots]] = g.slots
+        self._pending = threading.local()  # a request's postings being read while it is embedded (prefetch)
 
     def wanted(self) -> tuple[int, int]:
         """(top-list depth, ``hnsw.ef_search``) for the requests being scored, from their requested k
@@ -812,7 +815,36 @@ class PgSignals:
     def has_examples(self) -> bool:
         return self.generation.has_examples
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start reading the BM25 postings of ``texts`` (the requests about to be embedded, then scored by
+        :meth:`score` on this thread): past :data:`EXACT_BELOW`, on a connection of their own, while the requests
+        are embedded (:mod:`router.pgquery`)."""
+        from router import pgquery
+
+        g = self.generation
+        if g.n < EXACT_BELOW or not texts or not self.postings_in_replica:
+            return
+        terms = sorted({t for text in texts for t in self._terms(text)})
+        self._pending.read = (frozenset(terms), pgquery.prefetch(self.db, g, [FIELDS[f] for f in g.fields], terms))
+
+    def _postings(self, conn: Any, terms: Sequence[str]) -> Any:
+        """The postings of ``terms``: from the read :meth:`prefetch` started when it covers them, else read now
+        on ``conn``."""
+        from router import pgquery
+
+        pending = getattr(self._pending, "read", None)
+        wanted = sorted(set(terms))
+        if pending is not None and pending[0].issuperset(wanted):
+            return pending[1].result()
+        return pgquery.fetch(conn, self.generation, [FIELDS[f] for f in self.generation.fields], wanted)
+
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        try:
+            return self._score(texts, vectors)
+        finally:
+            self._pending.read = None  # a prefetch serves the one scoring that follows it
+
+    def _score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
         names = ["bm25", "dense"] + (["examples"] if g.has_examples else []) + \
             [f for f in g.fields if f != "bm25"]
@@ -821,8 +853,15 @@ class PgSignals:
             return {**out, "centrality": np.zeros((0, g.n))}
         from psycopg import errors
 
+        pending = getattr(self._pending, "read", None)
         for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
             try:
+                if pending is not None:  # waited for before a second connection is taken: no request holds two
+                    try:
+                        pending[1].result()
+                    except StoreUnavailable:
+                        self._pending.read = pending = None  # read again on the request's own connection
+                        raise
                 with self.db.connection() as conn:
                     for row, (text, vector) in enumerate(zip(texts, vectors)):
                         scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
@@ -900,7 +939,66 @@ class PgSignals:
             out["examples"] = best
         return out
 
+    #: Past EXACT_BELOW: BM25 from the postings (:mod:`router.pgquery`); False: scored in SQL
+    #: (:func:`_retrieval_sql`, the earlier formulation, which ``benchmarks/scale.py`` measures against)
+    postings_in_replica = True
+
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the request's terms (read while
+        the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
+        the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
+        :func:`indexes.fill`'s dense fill."""
+        from indexes.bm25 import BM25Params
+        from indexes.fill import fill_unretrieved
+        from router import pgexamples, pgquery
+
+        if not self.postings_in_replica:
+            return self._retrieved_in_sql(conn, text, vector)
+        g = self.generation
+        q = np.asarray(vector, dtype=np.float32)
+        depth, ef_search = self.wanted()
+        terms = self._terms(text)
+        postings = self._postings(conn, terms)
+        params = BM25Params()
+        out: dict[str, np.ndarray] = {}
+        extra: set[int] = set()
+        for name in g.fields:
+            n, avgdl = g.stats(name)
+            out[name] = pgquery.bm25_row(n, avgdl, FIELDS[name], terms, postings, self._position, g.n, params.k1,
+                                         params.b)
+            extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+        with conn.pipeline():
+            # no parallel workers or JIT for a statement of a few milliseconds
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
+                         "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
+                         "set_config('jit', 'off', true)", (str(ef_search),))
+            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth, "extra": sorted(extra)})
+            example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+        rows = cursor.fetchall()
+        if not rows:
+            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
+                                   f"the current generation")
+        slots = np.array([r[0] for r in rows], dtype=np.int64)
+        where = self._positions(slots)
+        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
+        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
+        q64 = q.astype(np.float64)
+        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
+        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
+        dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
+        out["dense"] = dense
+        self.cut += cut
+        if g.has_examples:
+            found: list[tuple[Any, ...]]
+            if example_cursor is not None:  # every owner's best example and own cosine: exact moments
+                found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
+            else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
+                found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
+            out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
+                if found or example_cursor is not None else dense.copy()
+        return out
+
+    def _retrieved_in_sql(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
         """One round trip, one statement (:func:`_retrieval_sql`): the top lists, their union, every candidate's
         exact score in every signal, and BM25's moments; the skills left out get :func:`indexes.fill`'s fill."""
         from indexes.fill import fill_unretrieved
