@@ -762,6 +762,8 @@ class PgSignals:
 
     def __init__(self, db: Database, generation: Generation, tokenizer: Any, k: int = 5,
                  ids: Sequence[str] | None = None) -> None:
+        from router import pgquery
+
         self.db = db
         self.generation = generation
         self.tokenizer = tokenizer
@@ -781,6 +783,7 @@ class PgSignals:
         self._slot_of = np.zeros(g.n, dtype=np.int64)  # position -> slot: ties in a BM25 top list go in slot order
         self._slot_of[self._position[g.slots]] = g.slots
         self._pending = threading.local()  # a request's postings being read while it is embedded (prefetch)
+        self.terms = pgquery.TermCache()  # the frequent terms' weighed postings of this generation
 
     def wanted(self) -> tuple[int, int]:
         """(top-list depth, ``hnsw.ef_search``) for the requests being scored, from their requested k
@@ -817,26 +820,49 @@ class PgSignals:
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Start reading the BM25 postings of ``texts`` (the requests about to be embedded, then scored by
-        :meth:`score` on this thread): past :data:`EXACT_BELOW`, on a connection of their own, while the requests
-        are embedded (:mod:`router.pgquery`)."""
+        :meth:`score` on this thread) that the router does not keep (:class:`router.pgquery.TermCache`): past
+        :data:`EXACT_BELOW`, on a connection of their own, while the requests are embedded
+        (:mod:`router.pgquery`)."""
         from router import pgquery
 
         g = self.generation
         if g.n < EXACT_BELOW or not texts or not self.postings_in_replica:
             return
-        terms = sorted({t for text in texts for t in self._terms(text)})
-        self._pending.read = (frozenset(terms), pgquery.prefetch(self.db, g, [FIELDS[f] for f in g.fields], terms))
+        kept: dict[str, Any] = {}
+        missing: list[str] = []
+        for term in sorted({t for text in texts for t in self._terms(text)}):
+            found = self.terms.get(term)
+            if found is None:
+                missing.append(term)
+            else:
+                kept[term] = found
+        read = pgquery.prefetch(self.db, g, [FIELDS[f] for f in g.fields], missing) if missing else None
+        self._pending.read = (kept, frozenset(missing), read)
 
     def _postings(self, conn: Any, terms: Sequence[str]) -> Any:
-        """The postings of ``terms``: from the read :meth:`prefetch` started when it covers them, else read now
-        on ``conn``."""
+        """The weighed postings of ``terms`` (:func:`router.pgquery.weigh`): those the router keeps, and the others
+        from the read :meth:`prefetch` started when it covers them, else read now on ``conn``."""
+        from indexes.bm25 import BM25Params
+
         from router import pgquery
 
+        g = self.generation
+        wanted = set(terms)
         pending = getattr(self._pending, "read", None)
-        wanted = sorted(set(terms))
-        if pending is not None and pending[0].issuperset(wanted):
-            return pending[1].result()
-        return pgquery.fetch(conn, self.generation, [FIELDS[f] for f in self.generation.fields], wanted)
+        if pending is not None and wanted <= pending[0].keys() | pending[1]:
+            kept, missing, read = pending
+            fetched = read.result() if read is not None else {}
+        else:
+            kept = {t: found for t in wanted if (found := self.terms.get(t)) is not None}
+            missing = frozenset(wanted - kept.keys())
+            fetched = pgquery.fetch(conn, g, [FIELDS[f] for f in g.fields], sorted(missing)) if missing else {}
+        params = BM25Params()
+        weighted = pgquery.weigh(fetched, {FIELDS[f]: g.stats(f) for f in g.fields}, self._position, params.k1,
+                                 params.b)
+        self.terms.put(weighted)
+        for term in wanted & kept.keys():
+            weighted.update(kept[term])
+        return weighted
 
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         try:
@@ -856,9 +882,9 @@ class PgSignals:
         pending = getattr(self._pending, "read", None)
         for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
             try:
-                if pending is not None:  # waited for before a second connection is taken: no request holds two
-                    try:
-                        pending[1].result()
+                if pending is not None and pending[2] is not None:  # waited for before a second connection is
+                    try:                                                 # taken: no request holds two at once
+                        pending[2].result()
                     except StoreUnavailable:
                         self._pending.read = pending = None  # read again on the request's own connection
                         raise
@@ -948,7 +974,6 @@ class PgSignals:
         the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
         the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
         :func:`indexes.fill`'s dense fill."""
-        from indexes.bm25 import BM25Params
         from indexes.fill import fill_unretrieved
         from router import pgexamples, pgquery
 
@@ -958,14 +983,11 @@ class PgSignals:
         q = np.asarray(vector, dtype=np.float32)
         depth, ef_search = self.wanted()
         terms = self._terms(text)
-        postings = self._postings(conn, terms)
-        params = BM25Params()
+        weighted = self._postings(conn, terms)
         out: dict[str, np.ndarray] = {}
         extra: set[int] = set()
         for name in g.fields:
-            n, avgdl = g.stats(name)
-            out[name] = pgquery.bm25_row(n, avgdl, FIELDS[name], terms, postings, self._position, g.n, params.k1,
-                                         params.b)
+            out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
             extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
         with conn.pipeline():
             # no parallel workers or JIT for a statement of a few milliseconds

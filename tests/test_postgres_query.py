@@ -177,19 +177,25 @@ def test_past_the_threshold_every_skills_bm25_is_the_file_stores_to_the_last_bit
     signals.depth = 8
     files = _files(indexed)
     queries = _queries("bundled-dev.jsonl") + _queries("bundled-test.jsonl")
-    read: list[str] = []
+    signals.terms = pgquery.TermCache(budget=100_000, min_postings=4)  # terms in 4 or more skills' texts are kept
+    read: list[tuple[str, list[str]]] = []
     fetch = pgquery.fetch
 
     def spy(conn, generation, fields, terms):
-        read.append(__import__("threading").current_thread().name)
+        read.append((__import__("threading").current_thread().name, list(terms)))
         return fetch(conn, generation, fields, terms)
 
     monkeypatch.setattr(pgquery, "fetch", spy)
-    got, want = database.score_many(queries).signals, files.score_many(queries).signals
-    assert read and all(name.startswith("skill-router-lexical") for name in read)  # read while embedding
-    for name in ("bm25", "body_bm25"):
-        assert got[name].shape == (342, 52) and (got[name] > 0).sum() > 342
-        assert np.array_equal(got[name], want[name]), name
+    want = files.score_many(queries).signals
+    for _ in range(2):  # the second time the kept terms' postings are not read again
+        read.clear()
+        got = database.score_many(queries).signals
+        assert read and all(name.startswith("skill-router-lexical") for name, _ in read)  # read while embedding
+        for name in ("bm25", "body_bm25"):
+            assert got[name].shape == (342, 52) and (got[name] > 0).sum() > 342
+            assert np.array_equal(got[name], want[name]), name
+    kept = set(signals.terms._entries)
+    assert len(kept) > 50 and not kept & {t for _, terms in read for t in terms}
 
 
 def test_a_request_whose_postings_read_meets_a_stopped_database_is_a_503_and_the_next_one_recovers(
