@@ -13,6 +13,10 @@ minutes) re-measure latency and recall alone:
 
     python benchmarks/scale.py --sizes 100000 --cached-vectors 100000 --reuse /tmp/pg100k --quick
 
+``--baseline DIR`` (a source tree, e.g. ``git archive main | tar -x -C DIR``) also starts a replica of that tree on
+the same database and sends the same requests to both in alternating blocks: latency, CPU and memory ratios from
+one run on one machine state.
+
 Every latency comes with the CPU the replicas and the database spent per request and the load average (1 min)
 before and after: on a shared machine the CPU per request is what an idle one would need.
 
@@ -330,9 +334,10 @@ def query_paths(router: Any, server: PgServer, queries: list[str], block: int = 
     return out
 
 
-def start_replica(catalog: Path, url: str, work: Path) -> tuple[subprocess.Popen, str]:
+def start_replica(catalog: Path, url: str, work: Path, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """A ``serve`` replica of the source tree ``tree`` (this one by default) over the catalogue's index."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     log = open(work / f"serve-{port}.log", "w")
     process = subprocess.Popen(["nice", sys.executable, "-m", "router.cli", "serve", "--catalog", str(catalog),
                                 "--index-url", url, "--port", str(port), "--no-log", "--no-mcp", "--no-watch"],
@@ -483,8 +488,44 @@ def route_through(client: Any, replicas: list[tuple[subprocess.Popen, str]], ser
     return out
 
 
+def against_baseline(client: Any, replica: tuple[subprocess.Popen, str], baseline: tuple[subprocess.Popen, str],
+                     server: PgServer, queries: list[str], block: int = 20) -> dict[str, Any]:
+    """This tree's replica against a replica of another tree (``--baseline``) on the same database, the same
+    requests sent to each in alternating blocks of ``block``: route p50/p99, each replica's CPU and the
+    database's CPU per request, each replica's memory after, and the ratios this / baseline."""
+    sides = {"this": replica, "baseline": baseline}
+    stats: dict[str, dict[str, Any]] = {name: {"seconds": [], "cpu": 0.0, "db": 0.0, "failed": 0} for name in sides}
+    loads = [load()]
+    for low in range(0, len(queries), block):
+        chunk = queries[low:low + block]
+        order = list(sides) if (low // block) % 2 == 0 else list(sides)[::-1]
+        for name in order:
+            process, url = sides[name]
+            entry = stats[name]
+            cpu, db = cpu_s(process.pid), server_cpu_s(server)
+            for q in chunk:
+                t = time.perf_counter()
+                answer = client.post(f"{url}/v1/route", json={"query": q, "k": 5})
+                entry["seconds"].append(time.perf_counter() - t)
+                entry["failed"] += answer.status_code != 200
+            entry["cpu"] += cpu_s(process.pid) - cpu
+            entry["db"] += server_cpu_s(server) - db
+    loads.append(load())
+    n = len(queries)
+    out: dict[str, Any] = {name: {**percentiles(entry["seconds"]), "failed": entry["failed"],
+                                  "replica_cpu_ms_per_request": round(entry["cpu"] * 1000 / n, 2),
+                                  "database_cpu_ms_per_request": round(entry["db"] * 1000 / n, 2),
+                                  "rss_mb": round(rss_mb(sides[name][0].pid), 1)}
+                           for name, entry in stats.items()}
+    out["this_over_baseline"] = {key: round(out["this"][key] / out["baseline"][key], 3) for key in
+                                 ("p50_ms", "p99_ms", "mean_ms", "replica_cpu_ms_per_request",
+                                  "database_cpu_ms_per_request", "rss_mb")}
+    out["load_1min"] = loads
+    return out
+
+
 def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False,
-             quick: bool = False) -> dict[str, Any]:
+             quick: bool = False, baseline: Path | None = None) -> dict[str, Any]:
     """Every measure at ``n`` rows; ``quick``: only HNSW recall and route p50/p99 through one and two replicas
     (and the replicas' memory)."""
     import httpx
@@ -514,6 +555,15 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  route {json.dumps(out['route_one_replica'])}\n  two {json.dumps(out['route_two_replicas'])}"
                   f"\n  rss {out['replica_rss_mb']}", file=sys.stderr)
+            if baseline is not None:
+                other = start_replica(catalog, server.url, work, baseline)
+                replicas.append(other)
+                wait_ready(client, other[1])
+                for q in queries[:10]:
+                    client.post(f"{other[1]}/v1/route", json={"query": q, "k": 5})
+                out["against_baseline"] = {"tree": str(baseline), **against_baseline(
+                    client, replicas[0], other, server, queries[:REQUESTS])}
+                print(f"  against baseline {json.dumps(out['against_baseline'])}", file=sys.stderr)
             if not quick:
                 out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries[:REQUESTS])
                 out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
@@ -614,6 +664,9 @@ def main() -> None:
                              "re-use them (an edit left by a full run is indexed back incrementally)")
     parser.add_argument("--quick", action="store_true",
                         help="measure only HNSW recall and route p50/p99 through one and two replicas")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also route the same requests through a replica of the source tree DIR (e.g. "
+                             "'git archive main | tar -x -C DIR'), alternating with this tree's, for the ratios")
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
     quick = args.quick
@@ -627,7 +680,8 @@ def main() -> None:
             work = args.reuse or Path(folder)
             for n in args.sizes:
                 print(f"{n:,} rows", file=sys.stderr)
-                results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick)
+                results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick,
+                                           args.baseline)
                 save(args.name, {"results": results})
     finally:
         server.stop(remove=args.reuse is None)

@@ -57,14 +57,19 @@ def postings_sql(generation: Any) -> Any:
     ).format(p=generation.table("postings"))
 
 
-def fetch(conn: Any, generation: Any, fields: Sequence[int], terms: Sequence[str]) -> dict[tuple[int, str], Any]:
-    """The postings of ``terms`` (distinct) in ``fields`` of ``generation``, read on ``conn``."""
-    out: dict[tuple[int, str], Any] = {}
+def fetch(conn: Any, generation: Any, fields: Sequence[int], terms: Sequence[str], *,
+          commit: bool = False) -> dict[tuple[int, str], Any]:
+    """The postings of ``terms`` (distinct) in ``fields`` of ``generation``, read on ``conn`` (``commit``: the
+    transaction committed in the same round trip)."""
     if not terms:
-        return out
-    rows = conn.execute(postings_sql(generation), {"fields": list(fields), "terms": list(terms),
-                                                   "g": generation.id}).fetchall()
-    for field, term, raw in rows:
+        return {}
+    with conn.pipeline():
+        cursor = conn.execute(postings_sql(generation), {"fields": list(fields), "terms": list(terms),
+                                                         "g": generation.id})
+        if commit:
+            conn.commit()
+    out: dict[tuple[int, str], Any] = {}
+    for field, term, raw in cursor.fetchall():
         triples = np.frombuffer(bytes(raw), dtype=">i4").reshape(-1, 3)
         out[(int(field), term)] = (triples[:, 0].astype(np.int64), triples[:, 1].astype(np.float64),
                                    triples[:, 2].astype(np.float64))
@@ -78,7 +83,7 @@ def prefetch(db: Any, generation: Any, fields: Sequence[int], terms: Sequence[st
 
     def run() -> dict[tuple[int, str], Any]:
         with db.connection() as conn:
-            return fetch(conn, generation, fields, terms)
+            return fetch(conn, generation, fields, terms, commit=True)
 
     return _executor().submit(run)
 

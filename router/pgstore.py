@@ -35,16 +35,18 @@ Readers. ``route``/``prompt`` read the library from its files and check it again
 as the rows it changed), and a skill's other fields from its row only when it is shown or loaded.
 
 Scores. Dense: cosine = inner product of unit vectors (``<#>`` is its negative). Lexical: the project's BM25
-(:mod:`indexes.bm25`, Lucene idf) computed in SQL from the postings' term frequencies and lengths with the
-generation's statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the
-scores are the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact,
-as the file store). From there on one statement returns the top lists (HNSW, ``m`` 24 and ``ef_construction``
-128, searched iteratively with ``ef_search`` from the requested k; BM25 ordered in SQL), as deep as 20 times the
-requested k, every candidate's exact score in every signal and, per BM25 field, the sum and sum of
-squares of every skill's score (dense: from the generation's moments of the vectors); the skills left out get the
-two-point fill of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out,
-so every candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan
-cannot use the HNSW index for the request's own vector.
+(:mod:`indexes.bm25`, Lucene idf) from the postings' term frequencies and lengths with the generation's
+statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the scores are
+the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact, as the
+file store), BM25 computed in SQL. From there on (:mod:`router.pgquery`) the postings of the request's terms are
+read while the request is embedded, on a connection of their own, and the router scores every skill's BM25 from
+them (the whole row exact; the postings of its generation's frequent terms it keeps, weighed, in a bounded
+cache); then one statement returns the HNSW top list (``m`` 24 and ``ef_construction`` 128, searched iteratively
+with ``ef_search`` from the requested k), as deep as 20 times the requested k, with the cosines of the BM25 top
+list of the same depth. The skills in neither get the dense two-point fill of :func:`indexes.fill.fill_unretrieved`
+(from the generation's moments of the vectors), whose mean and variance are those of the skills left out, so every
+candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan cannot
+use the HNSW index for the request's own vector.
 """
 
 from __future__ import annotations
@@ -994,7 +996,8 @@ class PgSignals:
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
                          "set_config('jit', 'off', true)", (str(ef_search),))
-            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth, "extra": sorted(extra)})
+            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
+                                                          "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
             example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
         rows = cursor.fetchall()
         if not rows:

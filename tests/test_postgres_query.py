@@ -181,9 +181,9 @@ def test_past_the_threshold_every_skills_bm25_is_the_file_stores_to_the_last_bit
     read: list[tuple[str, list[str]]] = []
     fetch = pgquery.fetch
 
-    def spy(conn, generation, fields, terms):
+    def spy(conn, generation, fields, terms, **options):
         read.append((__import__("threading").current_thread().name, list(terms)))
-        return fetch(conn, generation, fields, terms)
+        return fetch(conn, generation, fields, terms, **options)
 
     monkeypatch.setattr(pgquery, "fetch", spy)
     want = files.score_many(queries).signals
@@ -215,13 +215,13 @@ def test_a_request_whose_postings_read_meets_a_stopped_database_is_a_503_and_the
     lexical: list[str] = []
     stopped_in: list[str] = []
 
-    def fetch_after_stop(conn, generation, fields, terms):
+    def fetch_after_stop(conn, generation, fields, terms, **options):
         lexical.append(threading.current_thread().name)
         if stop_before.is_set():  # the database goes away while the request is being embedded
             stop_before.clear()
             stopped_in.append(threading.current_thread().name)
             pg.stop()
-        return fetch(conn, generation, fields, terms)
+        return fetch(conn, generation, fields, terms, **options)
 
     monkeypatch.setattr(pgquery, "fetch", fetch_after_stop)
     body = {"query": "fill in the fields of this pdf form", "k": 3}
