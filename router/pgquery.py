@@ -1,16 +1,17 @@
-"""Candidate retrieval past ``pgstore.EXACT_BELOW`` skills: two statements, the lexical one started before the
-request is embedded.
+"""Candidate retrieval past ``pgstore.EXACT_BELOW`` skills: the lexical read started before the request is
+embedded, then one dense statement.
 
 A request's BM25 needs no vector, so it starts first (:func:`prefetch`, on a pooled connection of its own while the
-replica embeds the request): one statement returns the live postings of the request's terms, per BM25 field and
-term, as one ``bytea`` of (slot, term frequency, document length) triples. The replica scores them itself with the
-float64 expression of :func:`indexes.bm25.fit_counts` (Lucene idf from the postings' count, each term's
-contributions added in request order, repeats included): every skill's BM25 score is the in-process one to the
-last bit, the whole row and not only the candidates', so BM25 needs no fill. The database reads each posting
-once and computes nothing per posting: scoring every posting of a request's terms in SQL (three scans of them, a
-hash aggregate by skill, the moments) took 15-17 ms of database CPU at 100,000 skills, the bytes of them about 4 ms
-(``benchmarks/scale.py``), and the scoring moves to the replicas, of which there can be many, away from the one
-database.
+router embeds the request): one statement returns the live postings of the request's terms, per BM25 field and
+term, as one ``bytea`` of (slot, term frequency, document length) triples. The router weighs them itself
+(:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
+and adds each term's weights in request order, repeats included (:func:`bm25_row`): every skill's BM25 score is
+the in-process one to the last bit, the whole row and not only the candidates', so BM25 needs no fill. The
+database reads each posting once and computes nothing per posting. Scoring every posting in SQL (three scans of
+them, a hash aggregate by skill, the moments) cost 15-17 ms of database CPU a request at 100,000 skills; reading
+them as bytes costs about 4 ms, and the scoring moves to the replicas, of which there can be many, away from the
+one database. The weighed postings of a generation's frequent terms, which are most of what requests read, are
+kept by the router (:class:`TermCache`, bounded), so most requests read only their rarer terms' postings.
 
 The dense statement (:func:`dense_sql`) then needs the request's vector and the BM25 top list: the HNSW top
 ``depth`` with the cosines, and the cosine of every BM25 top-list skill outside it (and the example requests' top
@@ -101,7 +102,8 @@ def weigh(fetched: Postings, stats: Mapping[int, tuple[int, float]], position: n
         n, avgdl = stats[field]
         df = len(slots)
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        out[(field, term)] = (position[slots], idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))))
+        out[(field, term)] = (position[slots].astype(np.int32),  # 12 bytes a posting kept, with its weight
+                              idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))))
     return out
 
 
