@@ -13,6 +13,10 @@ minutes) re-measure latency and recall alone:
 
     python benchmarks/scale.py --sizes 100000 --cached-vectors 100000 --reuse /tmp/pg100k --quick
 
+``--baseline DIR`` (a source tree, e.g. ``git archive main | tar -x -C DIR``) also starts a replica of that tree on
+the same database and sends the same requests to both in alternating blocks: latency, CPU and memory ratios from
+one run on one machine state.
+
 Every latency comes with the CPU the replicas and the database spent per request and the load average (1 min)
 before and after: on a shared machine the CPU per request is what an idle one would need.
 
@@ -26,7 +30,11 @@ Measured, per size:
 - recall: the HNSW top-5 (depth and ``ef_search`` as the router sets them for k = 5) against exact search (the
   database's own cosines), over 1,000 benchmark requests: the share of requests with the same top-5, and the mean
   recall@5.
-- agreement: the database's ranked top-5 against the in-process ranking over the same vectors, and BM25's.
+- agreement: the database's ranked top-5 against the in-process ranking over the same vectors, and BM25's, for
+  both retrieval paths (``PATHS``).
+- query paths: BM25 scored in SQL beside the HNSW top list (one statement) against the postings read while the
+  request is embedded and scored by the router: route p50/p99 in this process, its CPU and the database's per
+  request, in alternating blocks of the same requests, and the ratios new / old.
 - serve: two ``skill-router serve --catalog ... --index-url ...`` replicas; route p50/p99 over the requests,
   one replica and both alternately; each replica's resident memory after the run.
 - downtime (``--downtime``): requests to both replicas while the database is stopped for 10 s: status codes
@@ -251,6 +259,7 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     from router.index import LibraryIndex, LibrarySource
     from router.routing import Router
     from router.signals import Signals
+    from router.signals.centrality import Centrality, centrality
     from router.signals.examples import ExampleVectors
     from router.spec import LibrarySpec
 
@@ -265,24 +274,76 @@ def agreement(router: Any, catalog: Path, queries: list[str]) -> dict[str, Any]:
     vectors = np.array([vector_of[i] for i in ids], dtype=np.float32)
     signals = Signals(ids, {"bm25": BM25Index.from_texts(ids, plain.index_texts()),
                             "dense": DenseIndex.from_vectors(ids, vectors),
+                            "centrality": Centrality(centrality(vectors)),  # as the database computes it
                             "examples": ExampleVectors(np.zeros((0, vectors.shape[1]), np.float32),
                                                        np.zeros(0, np.int64))})
     local = Router(LibraryIndex(plain, signals))
-    a, b = local.score_many(queries), router.score_many(queries)
+    a = local.score_many(queries)
+    in_process = local.rank_many(queries, 5)
 
     def top(scores: np.ndarray) -> list[set[int]]:
         return [set(np.lexsort((local.order, -row))[:5].tolist()) for row in scores]
 
-    ranked = [[m.id for m in x] == [m.id for m in y]
-              for x, y in zip(local.rank_many(queries, 5), router.rank_many(queries, 5))]
-    bm25 = [x == y for x, y in zip(top(a.signals["bm25"]), top(b.signals["bm25"]))]
-    return {"same_ranked_top5": round(float(np.mean(ranked)), 4), "bm25_same_top5": round(float(np.mean(bm25)), 4),
-            "fill_cut": router.signals.cut}
+    out: dict[str, Any] = {}
+    for path, in_replica in PATHS:
+        router.signals.postings_in_replica = in_replica
+        cut = router.signals.cut
+        b = router.score_many(queries)
+        ranked = [[m.id for m in x] == [m.id for m in y] for x, y in zip(in_process, router.rank_many(queries, 5))]
+        bm25 = [x == y for x, y in zip(top(a.signals["bm25"]), top(b.signals["bm25"]))]
+        out[path] = {"same_ranked_top5": round(float(np.mean(ranked)), 4),
+                     "bm25_same_top5": round(float(np.mean(bm25)), 4),
+                     "bm25_rows_equal": round(float(np.mean([np.array_equal(x, y) for x, y in
+                                                             zip(a.signals["bm25"], b.signals["bm25"])])), 4),
+                     "fill_cut": router.signals.cut - cut}
+    router.signals.postings_in_replica = True
+    return out
 
 
-def start_replica(catalog: Path, url: str, work: Path) -> tuple[subprocess.Popen, str]:
+#: The two formulations of a request's retrieval past the HNSW threshold (``PgSignals.postings_in_replica``):
+#: BM25 scored in SQL in one statement with the HNSW top list, and the postings read while the request is
+#: embedded, scored by the router, then the HNSW statement.
+PATHS = (("bm25_in_sql", False), ("postings_in_replica", True))
+
+
+def query_paths(router: Any, server: PgServer, queries: list[str], block: int = 20) -> dict[str, Any]:
+    """The two retrieval paths (:data:`PATHS`) in one process, in alternating blocks of ``block`` requests (the
+    same requests for both): route latency, this process's CPU (embedding, ranking, and for the new path BM25) and
+    the database's CPU per request, and their ratios."""
+    stats = {path: {"seconds": [], "cpu": 0.0, "db": 0.0} for path, _ in PATHS}
+    loads = [load()]
+    for low in range(0, len(queries), block):
+        chunk = queries[low:low + block]
+        order = PATHS if (low // block) % 2 == 0 else PATHS[::-1]
+        for path, in_replica in order:
+            router.signals.postings_in_replica = in_replica
+            entry = stats[path]
+            cpu, db = time.process_time(), server_cpu_s(server)
+            for q in chunk:
+                t = time.perf_counter()
+                router.route(q, 5)
+                entry["seconds"].append(time.perf_counter() - t)
+            entry["cpu"] += time.process_time() - cpu
+            entry["db"] += server_cpu_s(server) - db
+    router.signals.postings_in_replica = True
+    loads.append(load())
+    n = len(queries)
+    out: dict[str, Any] = {path: {**percentiles(entry["seconds"]),
+                                  "process_cpu_ms_per_request": round(entry["cpu"] * 1000 / n, 2),
+                                  "database_cpu_ms_per_request": round(entry["db"] * 1000 / n, 2)}
+                           for path, entry in stats.items()}
+    old, new = (out[path] for path, _ in PATHS)
+    out["new_over_old"] = {key: round(new[key] / old[key], 3) for key in
+                           ("p50_ms", "p99_ms", "mean_ms", "process_cpu_ms_per_request",
+                            "database_cpu_ms_per_request")}
+    out["load_1min"] = loads
+    return out
+
+
+def start_replica(catalog: Path, url: str, work: Path, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """A ``serve`` replica of the source tree ``tree`` (this one by default) over the catalogue's index."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     log = open(work / f"serve-{port}.log", "w")
     process = subprocess.Popen(["nice", sys.executable, "-m", "router.cli", "serve", "--catalog", str(catalog),
                                 "--index-url", url, "--port", str(port), "--no-log", "--no-mcp", "--no-watch"],
@@ -433,8 +494,44 @@ def route_through(client: Any, replicas: list[tuple[subprocess.Popen, str]], ser
     return out
 
 
+def against_baseline(client: Any, replica: tuple[subprocess.Popen, str], baseline: tuple[subprocess.Popen, str],
+                     server: PgServer, queries: list[str], block: int = 20) -> dict[str, Any]:
+    """This tree's replica against a replica of another tree (``--baseline``) on the same database, the same
+    requests sent to each in alternating blocks of ``block``: route p50/p99, each replica's CPU and the
+    database's CPU per request, each replica's memory after, and the ratios this / baseline."""
+    sides = {"this": replica, "baseline": baseline}
+    stats: dict[str, dict[str, Any]] = {name: {"seconds": [], "cpu": 0.0, "db": 0.0, "failed": 0} for name in sides}
+    loads = [load()]
+    for low in range(0, len(queries), block):
+        chunk = queries[low:low + block]
+        order = list(sides) if (low // block) % 2 == 0 else list(sides)[::-1]
+        for name in order:
+            process, url = sides[name]
+            entry = stats[name]
+            cpu, db = cpu_s(process.pid), server_cpu_s(server)
+            for q in chunk:
+                t = time.perf_counter()
+                answer = client.post(f"{url}/v1/route", json={"query": q, "k": 5})
+                entry["seconds"].append(time.perf_counter() - t)
+                entry["failed"] += answer.status_code != 200
+            entry["cpu"] += cpu_s(process.pid) - cpu
+            entry["db"] += server_cpu_s(server) - db
+    loads.append(load())
+    n = len(queries)
+    out: dict[str, Any] = {name: {**percentiles(entry["seconds"]), "failed": entry["failed"],
+                                  "replica_cpu_ms_per_request": round(entry["cpu"] * 1000 / n, 2),
+                                  "database_cpu_ms_per_request": round(entry["db"] * 1000 / n, 2),
+                                  "rss_mb": round(rss_mb(sides[name][0].pid), 1)}
+                           for name, entry in stats.items()}
+    out["this_over_baseline"] = {key: round(out["this"][key] / out["baseline"][key], 3) for key in
+                                 ("p50_ms", "p99_ms", "mean_ms", "replica_cpu_ms_per_request",
+                                  "database_cpu_ms_per_request", "rss_mb")}
+    out["load_1min"] = loads
+    return out
+
+
 def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: bool = False,
-             quick: bool = False, only_edit: bool = False) -> dict[str, Any]:
+             quick: bool = False, only_edit: bool = False, baseline: Path | None = None) -> dict[str, Any]:
     """Every measure at ``n`` rows; ``quick``: only HNSW recall and route p50/p99 through one and two replicas
     (and the replicas' memory); ``only_edit``: only the edit's visibility (and the replicas' memory)."""
     import httpx
@@ -448,9 +545,12 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
     if not only_edit:
         out["recall"] = recall(db, router, queries)
         print(f"  recall {out['recall']}", file=sys.stderr)
-    if not quick and not only_edit:
         out["agreement"] = agreement(router, catalog, queries[:REQUESTS])
         print(f"  agreement {out['agreement']}", file=sys.stderr)
+        for q in queries[:10]:
+            router.route(q, 5)
+        out["query_paths"] = query_paths(router, server, queries[:REQUESTS])
+        print(f"  query paths {json.dumps(out['query_paths'])}", file=sys.stderr)
     replicas = [start_replica(catalog, server.url, work) for _ in range(2)]
     try:
         with httpx.Client(timeout=60, trust_env=False) as client:
@@ -464,6 +564,15 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
                       f"{json.dumps(out['route_two_replicas'])}", file=sys.stderr)
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  rss {out['replica_rss_mb']}", file=sys.stderr)
+            if baseline is not None and not only_edit:
+                other = start_replica(catalog, server.url, work, baseline)
+                replicas.append(other)
+                wait_ready(client, other[1])
+                for q in queries[:10]:
+                    client.post(f"{other[1]}/v1/route", json={"query": q, "k": 5})
+                out["against_baseline"] = {"tree": str(baseline), **against_baseline(
+                    client, replicas[0], other, server, queries[:REQUESTS])}
+                print(f"  against baseline {json.dumps(out['against_baseline'])}", file=sys.stderr)
             if not quick:
                 out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries[:REQUESTS])
                 out["replica_rss_after_edit_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
@@ -588,6 +697,9 @@ def main() -> None:
                         help="measure only HNSW recall and route p50/p99 through one and two replicas")
     parser.add_argument("--only-edit", action="store_true",
                         help="measure only the time an edit takes to reach every replica (and where it goes)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also route the same requests through a replica of the source tree DIR (e.g. "
+                             "'git archive main | tar -x -C DIR'), alternating with this tree's, for the ratios")
     parser.add_argument("--name", default="scale")
     args = parser.parse_args()
     quick = args.quick
@@ -604,7 +716,7 @@ def main() -> None:
             for n in args.sizes:
                 print(f"{n:,} rows", file=sys.stderr)
                 results[str(n)] = run_size(n, server, work, n in args.cached_vectors, args.downtime, quick,
-                                           args.only_edit)
+                                           args.only_edit, args.baseline)
                 save(args.name, {"results": results})
     finally:
         server.stop(remove=args.reuse is None)

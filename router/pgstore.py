@@ -41,16 +41,18 @@ Readers. ``route``/``prompt`` read the library from its files and check it again
 as the rows it changed), and a skill's other fields from its row only when it is shown or loaded.
 
 Scores. Dense: cosine = inner product of unit vectors (``<#>`` is its negative). Lexical: the project's BM25
-(:mod:`indexes.bm25`, Lucene idf) computed in SQL from the postings' term frequencies and lengths with the
-generation's statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the
-scores are the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact,
-as the file store). From there on one statement returns the top lists (HNSW, ``m`` 24 and ``ef_construction``
-128, searched iteratively with ``ef_search`` from the requested k; BM25 ordered in SQL), as deep as 20 times the
-requested k, every candidate's exact score in every signal and, per BM25 field, the sum and sum of
-squares of every skill's score (dense: from the generation's moments of the vectors); the skills left out get the
-two-point fill of :func:`indexes.fill.fill_unretrieved`, whose mean and variance are those of the skills left out,
-so every candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan
-cannot use the HNSW index for the request's own vector.
+(:mod:`indexes.bm25`, Lucene idf) from the postings' term frequencies and lengths with the generation's
+statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the scores are
+the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact, as the
+file store), BM25 computed in SQL. From there on (:mod:`router.pgquery`) the postings of the request's terms are
+read while the request is embedded, on a connection of their own, and the router scores every skill's BM25 from
+them (the whole row exact; the postings of its generation's frequent terms it keeps, weighed, in a bounded
+cache); then one statement returns the HNSW top list (``m`` 24 and ``ef_construction`` 128, searched iteratively
+with ``ef_search`` from the requested k), as deep as 20 times the requested k, with the cosines of the BM25 top
+list of the same depth. The skills in neither get the dense two-point fill of :func:`indexes.fill.fill_unretrieved`
+(from the generation's moments of the vectors), whose mean and variance are those of the skills left out, so every
+candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan cannot
+use the HNSW index for the request's own vector.
 """
 
 from __future__ import annotations
@@ -874,6 +876,8 @@ class PgSignals:
 
     def __init__(self, db: Database, generation: Generation, tokenizer: Any, k: int = 5,
                  ids: Sequence[str] | None = None) -> None:
+        from router import pgquery
+
         self.db = db
         self.generation = generation
         self.tokenizer = tokenizer
@@ -890,6 +894,10 @@ class PgSignals:
             at = {skill_id: i for i, skill_id in enumerate(ids)}
             self._ids = tuple(ids)
             self._position[g.slots] = [at[skill_id] for skill_id in g.ids]
+        self._slot_of = np.zeros(g.n, dtype=np.int64)  # position -> slot: ties in a BM25 top list go in slot order
+        self._slot_of[self._position[g.slots]] = g.slots
+        self._pending = threading.local()  # a request's postings being read while it is embedded (prefetch)
+        self.terms = pgquery.TermCache()  # the frequent terms' weighed postings of this generation
 
     def wanted(self) -> tuple[int, int]:
         """(top-list depth, ``hnsw.ef_search``) for the requests being scored, from their requested k
@@ -933,7 +941,59 @@ class PgSignals:
         g = self.generation
         return ["bm25", "dense"] + (["examples"] if g.has_examples else []) + [f for f in g.fields if f != "bm25"]
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start reading the BM25 postings of ``texts`` (the requests about to be embedded, then scored by
+        :meth:`score` on this thread) that the router does not keep (:class:`router.pgquery.TermCache`): past
+        :data:`EXACT_BELOW`, on a connection of their own, while the requests are embedded
+        (:mod:`router.pgquery`)."""
+        from router import pgquery
+
+        g = self.generation
+        if g.n < EXACT_BELOW or not texts or not self.postings_in_replica:
+            return
+        kept: dict[str, Any] = {}
+        missing: list[str] = []
+        for term in sorted({t for text in texts for t in self._terms(text)}):
+            found = self.terms.get(term)
+            if found is None:
+                missing.append(term)
+            else:
+                kept[term] = found
+        read = pgquery.prefetch(self.db, g, [FIELDS[f] for f in g.fields], missing) if missing else None
+        self._pending.read = (kept, frozenset(missing), read)
+
+    def _postings(self, conn: Any, terms: Sequence[str]) -> Any:
+        """The weighed postings of ``terms`` (:func:`router.pgquery.weigh`): those the router keeps, and the others
+        from the read :meth:`prefetch` started when it covers them, else read now on ``conn``."""
+        from indexes.bm25 import BM25Params
+
+        from router import pgquery
+
+        g = self.generation
+        wanted = set(terms)
+        pending = getattr(self._pending, "read", None)
+        if pending is not None and wanted <= pending[0].keys() | pending[1]:
+            kept, missing, read = pending
+            fetched = read.result() if read is not None else {}
+        else:
+            kept = {t: found for t in wanted if (found := self.terms.get(t)) is not None}
+            missing = frozenset(wanted - kept.keys())
+            fetched = pgquery.fetch(conn, g, [FIELDS[f] for f in g.fields], sorted(missing)) if missing else {}
+        params = BM25Params()
+        weighted = pgquery.weigh(fetched, {FIELDS[f]: g.stats(f) for f in g.fields}, self._position, params.k1,
+                                 params.b)
+        self.terms.put(weighted)
+        for term in wanted & kept.keys():
+            weighted.update(kept[term])
+        return weighted
+
     def score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+        try:
+            return self._score(texts, vectors)
+        finally:
+            self._pending.read = None  # a prefetch serves the one scoring that follows it
+
+    def _score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
         names = self._database_names()
         out = {name: np.zeros((len(texts), g.n)) for name in names}
@@ -941,8 +1001,15 @@ class PgSignals:
             return {**out, "centrality": np.zeros((0, g.n))}
         from psycopg import errors
 
+        pending = getattr(self._pending, "read", None)
         for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
             try:
+                if pending is not None and pending[2] is not None:  # waited for before a second connection is
+                    try:                                                 # taken: no request holds two at once
+                        pending[2].result()
+                    except StoreUnavailable:
+                        self._pending.read = pending = None  # read again on the request's own connection
+                        raise
                 with self.db.connection() as conn:
                     for row, (text, vector) in enumerate(zip(texts, vectors)):
                         scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
@@ -1026,7 +1093,63 @@ class PgSignals:
             out["examples"] = best
         return out
 
+    #: Past EXACT_BELOW: BM25 from the postings (:mod:`router.pgquery`); False: scored in SQL
+    #: (:func:`_retrieval_sql`, the earlier formulation, which ``benchmarks/scale.py`` measures against)
+    postings_in_replica = True
+
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the request's terms (read while
+        the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
+        the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
+        :func:`indexes.fill`'s dense fill."""
+        from indexes.fill import fill_unretrieved
+        from router import pgexamples, pgquery
+
+        if not self.postings_in_replica:
+            return self._retrieved_in_sql(conn, text, vector)
+        g = self.generation
+        q = np.asarray(vector, dtype=np.float32)
+        depth, ef_search = self.wanted()
+        terms = self._terms(text)
+        weighted = self._postings(conn, terms)
+        out: dict[str, np.ndarray] = {}
+        extra: set[int] = set()
+        for name in g.fields:
+            out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
+            extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+        with conn.pipeline():
+            # no parallel workers or JIT for a statement of a few milliseconds
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
+                         "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
+                         "set_config('jit', 'off', true)", (str(ef_search),))
+            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
+                                                          "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
+            example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+        rows = cursor.fetchall()
+        if not rows:
+            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
+                                   f"the current generation")
+        slots = np.array([r[0] for r in rows], dtype=np.int64)
+        where = self._positions(slots)
+        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
+        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
+        q64 = q.astype(np.float64)
+        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
+        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
+        dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
+        out["dense"] = dense
+        self.cut += cut
+        if g.has_examples:
+            found: list[tuple[Any, ...]]
+            if example_cursor is not None:  # every owner's best example and own cosine: exact moments
+                found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
+            else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
+                found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
+            out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
+                if found or example_cursor is not None else dense.copy()
+        return out
+
+    def _retrieved_in_sql(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
         """One round trip, one statement (:func:`_retrieval_sql`): the top lists, their union, every candidate's
         exact score in every signal, and BM25's moments; the skills left out get :func:`indexes.fill`'s fill."""
         from indexes.fill import fill_unretrieved

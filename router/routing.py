@@ -337,6 +337,9 @@ class Router:
         else:
             routed = texts
         signals = self.signals
+        prefetch = getattr(signals, "prefetch", None)  # a store that reads what needs no vector while embedding
+        if prefetch is not None:
+            prefetch(routed)
         vectors = self.encode(routed + contexts, progress=progress)
         scores = signals.score(routed, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}

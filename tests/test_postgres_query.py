@@ -165,3 +165,83 @@ def test_bm25_on_the_hnsw_path_is_the_formula_to_the_last_bit(pg, indexed, monke
                 assert got[filled].max() <= expected[top].min(), (query, name)
             formula_checked += 1
     assert formula_checked == 2 * len(queries) and exact >= 0.8 * formula_checked, (exact, formula_checked)
+
+
+def test_past_the_threshold_every_skills_bm25_is_the_file_stores_to_the_last_bit(pg, indexed, monkeypatch) -> None:
+    # The postings of the request's terms are read and scored by the router: the whole row is exact, not only the
+    # candidates' scores with a fill of the same mean and spread for the others.
+    from router import pgquery
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=8)
+    signals = database.signals
+    signals.depth = 8
+    files = _files(indexed)
+    queries = _queries("bundled-dev.jsonl") + _queries("bundled-test.jsonl")
+    signals.terms = pgquery.TermCache(budget=100_000, min_postings=4)  # terms in 4 or more skills' texts are kept
+    read: list[tuple[str, list[str]]] = []
+    fetch = pgquery.fetch
+
+    def spy(conn, generation, fields, terms, **options):
+        read.append((__import__("threading").current_thread().name, list(terms)))
+        return fetch(conn, generation, fields, terms, **options)
+
+    monkeypatch.setattr(pgquery, "fetch", spy)
+    want = files.score_many(queries).signals
+    for _ in range(2):  # the second time the kept terms' postings are not read again
+        read.clear()
+        got = database.score_many(queries).signals
+        assert read and all(name.startswith("skill-router-lexical") for name, _ in read)  # read while embedding
+        for name in ("bm25", "body_bm25"):
+            assert got[name].shape == (342, 52) and (got[name] > 0).sum() > 342
+            assert np.array_equal(got[name], want[name]), name
+    kept = set(signals.terms._entries)
+    assert len(kept) > 50 and not kept & {t for _, terms in read for t in terms}
+
+
+def test_a_request_whose_postings_read_meets_a_stopped_database_is_a_503_and_the_next_one_recovers(
+        pg, indexed, monkeypatch) -> None:
+    import threading
+    import time
+
+    import httpx
+
+    from router import passages, pgquery, pgstore
+    from tests.serve_support import running
+
+    monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
+    fetch = pgquery.fetch
+    stop_before = threading.Event()
+    lexical: list[str] = []
+    stopped_in: list[str] = []
+
+    def fetch_after_stop(conn, generation, fields, terms, **options):
+        lexical.append(threading.current_thread().name)
+        if stop_before.is_set():  # the database goes away while the request is being embedded
+            stop_before.clear()
+            stopped_in.append(threading.current_thread().name)
+            pg.stop()
+        return fetch(conn, generation, fields, terms, **options)
+
+    monkeypatch.setattr(pgquery, "fetch", fetch_after_stop)
+    body = {"query": "fill in the fields of this pdf form", "k": 3}
+    with running(["--skills", str(indexed), "--index-url", pg.url, "--no-log", "--no-mcp"]) as (url, _):
+        with httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
+            first = client.post("/v1/route", json=body)
+            assert first.status_code == 200 and any(n.startswith("skill-router-lexical") for n in lexical)
+            stop_before.set()
+            try:
+                away = client.post("/v1/route", json=body)
+                assert away.status_code == 503, away.text
+                assert away.json()["error"]["type"] == "index_unavailable"
+                assert pg.password not in away.text
+                # the read that met the stopped database was the one started before the request was embedded
+                assert len(stopped_in) == 1 and stopped_in[0].startswith("skill-router-lexical")
+            finally:
+                if not pg.running:
+                    pg.start()
+            deadline = time.monotonic() + 30
+            while (back := client.post("/v1/route", json=body)).status_code != 200:
+                assert back.status_code == 503 and time.monotonic() < deadline
+                time.sleep(0.2)
+            assert back.json()["matches"] == first.json()["matches"]

@@ -1,0 +1,212 @@
+"""Candidate retrieval past ``pgstore.EXACT_BELOW`` skills: the lexical read started before the request is
+embedded, then one dense statement.
+
+A request's BM25 needs no vector, so it starts first (:func:`prefetch`, on a pooled connection of its own while the
+router embeds the request): one statement returns the live postings of the request's terms, per BM25 field and
+term, as one ``bytea`` of (slot, term frequency, document length) triples. The router weighs them itself
+(:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
+and adds each term's weights in request order, repeats included (:func:`bm25_row`): every skill's BM25 score is
+the in-process one to the last bit, the whole row and not only the candidates', so BM25 needs no fill. The
+database reads each posting once and computes nothing per posting. Scoring every posting in SQL (three scans of
+them, a hash aggregate by skill, the moments) cost 15-17 ms of database CPU a request at 100,000 skills; reading
+them as bytes costs about 4 ms, and the scoring moves to the replicas, of which there can be many, away from the
+one database. The weighed postings of a generation's frequent terms, which are most of what requests read, are
+kept by the router (:class:`TermCache`, bounded), so most requests read only their rarer terms' postings.
+
+The dense statement (:func:`dense_sql`) then needs the request's vector and the BM25 top list: the HNSW top
+``depth`` with the cosines, and the cosine of every BM25 top-list skill outside it (and the example requests' top
+list and each candidate's best example, as :mod:`router.pgexamples` reads them).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+#: (field number, term) -> (slots, term frequencies, document lengths) of the live postings, int64 / float64
+Postings = Mapping[tuple[int, str], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+#: Threads that read requests' postings while the requests are embedded (each holds one pooled connection while
+#: its statement runs, and none while it waits).
+WORKERS = 4
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="skill-router-lexical")
+        return _EXECUTOR
+
+
+def postings_sql(generation: Any) -> Any:
+    """The live postings of ``%(terms)s`` in the fields ``%(fields)s`` of generation ``%(g)s``: one row per (field,
+    term), its postings as big-endian int4 triples (slot, tf, dl) in one ``bytea``."""
+    from psycopg import sql
+
+    return sql.SQL(
+        "SELECT field, term, string_agg(int4send(slot) || int4send(tf) || int4send(dl), ''::bytea) FROM {p} "
+        "WHERE field = ANY(%(fields)s) AND term = ANY(%(terms)s) AND born <= %(g)s AND died > %(g)s "
+        "GROUP BY field, term"
+    ).format(p=generation.table("postings"))
+
+
+def fetch(conn: Any, generation: Any, fields: Sequence[int], terms: Sequence[str], *,
+          commit: bool = False) -> dict[tuple[int, str], Any]:
+    """The postings of ``terms`` (distinct) in ``fields`` of ``generation``, read on ``conn`` (``commit``: the
+    transaction committed in the same round trip)."""
+    if not terms:
+        return {}
+    with conn.pipeline():
+        cursor = conn.execute(postings_sql(generation), {"fields": list(fields), "terms": list(terms),
+                                                         "g": generation.id})
+        if commit:
+            conn.commit()
+    out: dict[tuple[int, str], Any] = {}
+    for field, term, raw in cursor.fetchall():
+        triples = np.frombuffer(bytes(raw), dtype=">i4").reshape(-1, 3)
+        out[(int(field), term)] = (triples[:, 0].astype(np.int64), triples[:, 1].astype(np.float64),
+                                   triples[:, 2].astype(np.float64))
+    return out
+
+
+def prefetch(db: Any, generation: Any, fields: Sequence[int], terms: Sequence[str]) -> Future[dict[tuple[int, str],
+                                                                                                    Any]]:
+    """:func:`fetch` on a pooled connection of its own, in a worker thread: started before the request is
+    embedded; its result (or the one-line error of a database gone away) is read by the request's scoring."""
+
+    def run() -> dict[tuple[int, str], Any]:
+        with db.connection() as conn:
+            return fetch(conn, generation, fields, terms, commit=True)
+
+    return _executor().submit(run)
+
+
+#: (field number, term) -> (positions, BM25 weights) of a term's postings in one generation
+Weighted = dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]
+
+
+def weigh(fetched: Postings, stats: Mapping[int, tuple[int, float]], position: np.ndarray, k1: float,
+          b: float) -> Weighted:
+    """Each posting's BM25 weight: :func:`indexes.bm25.fit_counts`'s float64 expression with Lucene idf, ``stats``
+    the (documents, average length) of each field; ``position`` maps a slot to its skill's position."""
+    out: Weighted = {}
+    for (field, term), (slots, tf, dl) in fetched.items():
+        n, avgdl = stats[field]
+        df = len(slots)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        out[(field, term)] = (position[slots].astype(np.int32),  # 12 bytes a posting kept, with its weight
+                              idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))))
+    return out
+
+
+def bm25_row(field: int, terms: Sequence[str], weighted: Weighted, size: int) -> np.ndarray:
+    """Every skill's BM25 score in ``field`` (``size`` skills, by position) for the request's tokens ``terms`` in
+    order, repeats included: the terms' weights added in request order, as :class:`indexes.bm25.BM25Index` adds
+    them, so every score is the in-process one to the last bit."""
+    out = np.zeros(size)
+    for term in terms:
+        found = weighted.get((field, term))
+        if found is not None:
+            at, values = found
+            out[at] += values  # a term's postings name distinct skills
+    return out
+
+
+#: Postings a router keeps weighed, of the frequent terms (:class:`TermCache`): 500,000 of them are 6 MB.
+CACHE_POSTINGS = 500_000
+#: Only a term with at least this many postings is kept: below it reading them is about as cheap as keeping them.
+CACHE_MIN_POSTINGS = 1_000
+
+
+class TermCache:
+    """The weighed postings of one generation's frequent terms, the most recently used first out of
+    ``budget`` postings. A generation's postings never change, so an entry is never stale; a router of the next
+    generation starts its own. At 100,000 skills the terms with 1,000 postings or more are 94% of the postings
+    1,000 benchmark requests read, and with 500,000 postings kept 90% of what they read is found here
+    (``benchmarks/scale.py``)."""
+
+    def __init__(self, budget: int = CACHE_POSTINGS, min_postings: int = CACHE_MIN_POSTINGS) -> None:
+        from collections import OrderedDict
+
+        self.budget, self.min_postings = budget, min_postings
+        self._entries: OrderedDict[str, tuple[int, Weighted]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, term: str) -> Weighted | None:
+        with self._lock:
+            found = self._entries.get(term)
+            if found is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(term)
+            self.hits += 1
+            return found[1]
+
+    def put(self, weighted: Weighted) -> None:
+        """Keep the terms of ``weighted`` (every field's postings of each) that have enough postings."""
+        by_term: dict[str, Weighted] = {}
+        for (field, term), entry in weighted.items():
+            by_term.setdefault(term, {})[(field, term)] = entry
+        with self._lock:
+            for term, entries in by_term.items():
+                size = sum(len(at) for at, _ in entries.values())
+                if size < self.min_postings or size > self.budget or term in self._entries:
+                    continue
+                self._entries[term] = (size, entries)
+                self._size += size
+                while self._size > self.budget:
+                    _, (dropped, _) = self._entries.popitem(last=False)
+                    self._size -= dropped
+
+    @property
+    def postings(self) -> int:
+        return self._size
+
+
+def top_positions(row: np.ndarray, slot_of: np.ndarray, depth: int) -> np.ndarray:
+    """The positions of the ``depth`` best scores of ``row`` above 0, ties in slot order (as ``ORDER BY score
+    DESC, slot``), best first."""
+    matched = np.flatnonzero(row > 0)
+    values = row[matched]
+    if len(matched) > depth:
+        kth = np.partition(values, len(values) - depth)[len(values) - depth]  # the depth-th best score
+        keep = values >= kth
+        matched, values = matched[keep], values[keep]
+    order = np.lexsort((slot_of[matched], -values))
+    return matched[order[:depth]]
+
+
+def dense_sql(generation: Any) -> Any:
+    """The HNSW top ``%(k)s`` of the skills' vectors and the skills ``%(extra)s`` (slots): for each, (slot, cosine,
+    in the dense top), and with example requests their HNSW top ``%(k)s`` too and each candidate's best example
+    cosine. Only a candidate outside the dense top reads its vector by key (a lateral lookup)."""
+    from psycopg import sql
+
+    live = "born <= %(g)s AND died > %(g)s"
+    parts = ["dt AS MATERIALIZED (SELECT slot, -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE " + live +
+             " ORDER BY embedding <#> %(q)s LIMIT %(k)s)"]
+    union = ["SELECT slot FROM dt", "SELECT unnest(%(extra)s::int4[])"]
+    columns = ["c.slot", "coalesce(dt.cosine, d.cosine)", "dt.slot IS NOT NULL"]
+    joins = ["LEFT JOIN dt ON dt.slot = c.slot",
+             "LEFT JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE dt.slot IS NULL AND "
+             "slot = c.slot AND " + live + " LIMIT 1) d ON true"]
+    if generation.has_examples:
+        parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live + " ORDER BY embedding <#> "
+                     "%(q)s LIMIT %(k)s)")
+        union.append("SELECT slot FROM xt")
+        columns.append("x.best")
+        joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
+                     "e.slot = c.slot AND e.born <= %(g)s AND e.died > %(g)s) x ON true")
+    parts.append("c AS MATERIALIZED (" + " UNION ".join(union) + ")")
+    text = "WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c " + " ".join(joins)
+    return sql.SQL(text).format(docs=generation.table("docs"), examples=generation.table("examples"))
