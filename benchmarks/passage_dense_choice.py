@@ -4,6 +4,7 @@
                                                         # 0 / 0.25 / 0.5 / 0.75 / 1.0
     python benchmarks/passage_dense_choice.py --maxp    # also the best passage of the whole body (MaxP), which
                                                         # embeds every passage (about 5 min of CPU for the corpora)
+    python benchmarks/passage_dense_choice.py --test    # once, after choosing: the test sets, 0 against CHOSEN
 
 The sets are name_choice.py's dev sets (single-skill rows of users-corpora-dev, corpora-dev, users-bundled-dev and
 bundled-dev; MetaTool single-tool dev; Seal-Tools dev with its multi-tool recall@5). The skill libraries are built
@@ -14,7 +15,9 @@ scored once per head; every weight then fuses the same scores (weight 0 leaves t
 it). hit@1, hit@5 and MRR (first gold in the top 10) with a paired sign-flip test (10,000 flips) against weight 0.
 The rule: the best mean MRR over the dev sets with no dev set more than 0.5 below weight 0. MaxP rows replace the
 signal's scores by each skill's best passage cosine (a request's parts, when it is split, are still scored by the
-built head). Writes benchmarks/results/passage_dense_choice.json.
+built head). With --test: name_choice.py's test sets (the single-skill rows of corpora-test and bundled-test,
+MetaTool single-tool test and multi, Seal-Tools test), weight 0 against CHOSEN with the same paired test. Writes
+benchmarks/results/passage_dense_choice[-test].json.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 
 import users
 from common import save
-from name_choice import Rows, catalogue_set, library_sets, paired
+from name_choice import Rows, catalogue_set, choice_sets, library_sets, paired
 from router import Router
 from router import passages as passage_cut
 from router.routing import Scored
@@ -100,9 +103,13 @@ def show(name: str, label: str, row: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maxp", action="store_true", help="also MaxP over every passage of the body")
+    parser.add_argument("--test", action="store_true", help="the test sets, weight 0 against CHOSEN")
     args = parser.parse_args()
     users.INDEX = INDEX  # its own index folder: the head sizes share one embedding cache
     rng = np.random.default_rng(20)
+    if args.test:
+        test(rng)
+        return
     results: dict[str, Any] = {}
     chosen_head = passage_dense.HEAD
     try:
@@ -147,6 +154,20 @@ def main() -> None:
     print(f"chosen by the rule: {best}")
     save("passage_dense_choice", {"heads": list(HEADS), "weights": list(WEIGHTS), "chosen": list(CHOSEN),
                                   "by_rule": best, "mean_mrr": mean_mrr, "allowed": allowed, "results": results})
+
+
+def test(rng: np.random.Generator) -> None:
+    assert passage_dense.HEAD == CHOSEN[0]
+    results: dict[str, Any] = {}
+    for name, (router, rows) in choice_sets(True).items():
+        scored = router.score_many([q for q, _ in rows])
+        base = outcomes(router, rows, 0.0, scored)
+        for weight in (0.0, CHOSEN[1]):
+            row = row_of(outcomes(router, rows, weight, scored), base, rng)
+            row["signal_present"] = "passage_dense" in scored.signals
+            results.setdefault(name, {})[str(weight)] = row
+            show(name, f"w {weight}", row)
+    save("passage_dense_choice-test", {"chosen": list(CHOSEN), "results": results})
 
 
 if __name__ == "__main__":
