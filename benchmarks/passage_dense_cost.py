@@ -6,7 +6,9 @@
 The corpora are loaded as in real_libraries.py (three roots, agentskills profile, 683 skills). Cold build: a router
 built into an empty index folder with the default configuration and with ``passage_dense`` at 0 (the default
 before it), alternating from round to round: wall and CPU seconds, texts embedded, the index folder's size on
-disk (the passage vectors live in its embedding cache). Warm route: over one built index, ``Router.route`` of each
+disk (the passage vectors live in its embedding cache). Current build: a router over that index with everything
+this process remembers of earlier builds forgotten (what a one-shot ``skill-router route`` pays before routing),
+both configurations alternately, CPU seconds. Warm route: over one built index, ``Router.route`` of each
 corpora-dev request (after 5 to warm up) by both routers, request by request alternately: p50 / p95 wall and CPU ms.
 Writes benchmarks/results/passage_dense_cost.json.
 """
@@ -26,6 +28,7 @@ from common import read_jsonl, save
 from router import Router, passages
 from router.config import RouterConfig
 from router.index import _TEXTS
+from router.profiles.base import _PARSED
 from users import DATA, ROOTS
 
 WARM_UP = 5
@@ -35,10 +38,15 @@ def folder_size(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
 
 
-def cold(config: RouterConfig, folder: Path) -> dict[str, Any]:
+def forget() -> None:
     _TEXTS.clear()
+    _PARSED.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
+
+
+def cold(config: RouterConfig, folder: Path) -> dict[str, Any]:
+    forget()
     wall, cpu = time.perf_counter(), time.process_time()
     router = Router.from_skills([str(r) for r in ROOTS], "agentskills", config, index_folder=str(folder))
     return {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.process_time() - cpu, 2),
@@ -68,6 +76,15 @@ def main() -> None:
                 if round_ < args.rounds - 1:
                     shutil.rmtree(folder)
         index = str(work / f"default-{args.rounds - 1}")
+        current: dict[str, list[float]] = {name: [] for name in configs}
+        for round_ in range(2 * args.rounds):
+            for name in (list(configs) if round_ % 2 == 0 else list(reversed(configs))):
+                forget()
+                cpu = time.process_time()
+                Router.from_skills([str(r) for r in ROOTS], "agentskills", configs[name], index_folder=index)
+                current[name].append(time.process_time() - cpu)
+        current_cpu = {name: round(statistics.median(values), 3) for name, values in current.items()}
+        print(f"build from the current index, CPU s: {current_cpu}", flush=True)
         routers = {name: Router.from_skills([str(r) for r in ROOTS], "agentskills", config, index_folder=index)
                    for name, config in configs.items()}
         queries = [r["query"] for r in read_jsonl(DATA / "corpora-dev.jsonl")]
@@ -94,6 +111,7 @@ def main() -> None:
                for name, rows in builds.items()}
     print(f"cold build medians: {summary}")
     save("passage_dense_cost", {"rounds": args.rounds, "builds": builds, "cold_medians": summary, "warm": warm,
+                                "current_build_cpu_s": current_cpu,
                                 "load_end": round(os.getloadavg()[0], 1)})
 
 
