@@ -15,10 +15,12 @@ Cost: the passages are embedded at build time through the embedding cache (by co
 passages of an edited body). For the 683 corpus skills that is 2,428 distinct passages of up to 150 words: a cold
 build takes 42-44 s of CPU instead of 9, the index folder 19.0 MB instead of 15.3, a build from the current index
 (a one-shot route, which cuts each body's head again) 0.05 s more (``benchmarks/passage_dense_cost.py``). In memory
-it is one vector per skill, and a request costs one more matrix product (under 0.5 ms of CPU at 683 skills). Absent where the library has no bodies (a tool catalogue ranks exactly as without
-it), past :data:`router.passages.MAX_SKILLS` skills (as the passage index), and beside the PostgreSQL store, which
-holds no body vectors: a replica ranks by the other signals, as the file store with this weight at 0. The routing
-confidence and the "no skill fits" decision do not read it.
+it is one vector per skill, and a request costs one more matrix product (under 0.5 ms of CPU at 683 skills).
+
+Absent where the library has no bodies (a tool catalogue ranks exactly as without it), past
+:data:`router.passages.MAX_SKILLS` skills (as the passage index), and beside the PostgreSQL store, which holds no
+body vectors: a replica ranks by the other signals, as the file store with this weight at 0. The routing confidence
+and the "no skill fits" decision do not read it.
 """
 
 from __future__ import annotations
