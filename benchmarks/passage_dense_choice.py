@@ -115,9 +115,10 @@ def main() -> None:
     try:
         for head in HEADS:
             passage_dense.HEAD = head
-            for name, (router, rows) in library_sets().items():
+            for name, (loaded, rows) in library_sets().items():
+                router = loaded.with_config(weights={"passage_dense": CHOSEN[1]})  # built with the signal
                 scored = router.score_many([q for q, _ in rows])
-                assert "passage_dense" in scored.signals, "the default router must build passage_dense"
+                assert "passage_dense" in scored.signals, "a router weighing passage_dense must build it"
                 base = outcomes(router, rows, 0.0, scored)
                 for weight in WEIGHTS:
                     row = row_of(outcomes(router, rows, weight, scored), base, rng)
@@ -159,7 +160,8 @@ def main() -> None:
 def test(rng: np.random.Generator) -> None:
     assert passage_dense.HEAD == CHOSEN[0]
     results: dict[str, Any] = {}
-    for name, (router, rows) in choice_sets(True).items():
+    for name, (loaded, rows) in choice_sets(True).items():
+        router = loaded.with_config(weights={"passage_dense": CHOSEN[1]})  # built with the signal, where it applies
         scored = router.score_many([q for q, _ in rows])
         base = outcomes(router, rows, 0.0, scored)
         for weight in (0.0, CHOSEN[1]):

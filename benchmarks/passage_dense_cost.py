@@ -4,12 +4,13 @@
     python benchmarks/passage_dense_cost.py --rounds 5
 
 The corpora are loaded as in real_libraries.py (three roots, agentskills profile, 683 skills). Cold build: a router
-built into an empty index folder with the default configuration and with ``passage_dense`` at 0 (the default
-before it), alternating from round to round: wall and CPU seconds, texts embedded, the index folder's size on
-disk (the passage vectors live in its embedding cache). Current build: a router over that index with everything
-this process remembers of earlier builds forgotten (what a one-shot ``skill-router route`` pays before routing),
-both configurations alternately, CPU seconds. Warm route: over one built index, ``Router.route`` of each
-corpora-dev request (after 5 to warm up) by both routers, request by request alternately: p50 / p95 wall and CPU ms.
+built into an empty index folder with the default configuration (``passage_dense`` at 0) and with it at 0.5 (the
+weight chosen on the dev sets), alternating from round to round: wall and CPU seconds, texts embedded, the index
+folder's size on disk (the passage vectors live in its embedding cache). Current build: a router over that index
+with everything this process remembers of earlier builds forgotten (what a one-shot ``skill-router route`` pays
+before routing), both configurations alternately, CPU seconds. Warm route: over one built index, ``Router.route``
+of each corpora-dev request (after 5 to warm up) by both routers, request by request alternately: p50 / p95 wall
+and CPU ms.
 Writes benchmarks/results/passage_dense_cost.json.
 """
 
@@ -63,8 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    configs = {"default": RouterConfig(route_above=0),
-               "without": RouterConfig(route_above=0, weights={"passage_dense": 0.0})}
+    configs = {"with": RouterConfig(route_above=0, weights={"passage_dense": 0.5}),
+               "default": RouterConfig(route_above=0)}
     builds: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
     work = Path(tempfile.mkdtemp(prefix="passage-dense-cost-"))
     try:
@@ -75,7 +76,7 @@ def main() -> None:
                 print(f"round {round_ + 1} cold build {name:8}: {builds[name][-1]}", flush=True)
                 if round_ < args.rounds - 1:
                     shutil.rmtree(folder)
-        index = str(work / f"default-{args.rounds - 1}")
+        index = str(work / f"with-{args.rounds - 1}")
         current: dict[str, list[float]] = {name: [] for name in configs}
         for round_ in range(2 * args.rounds):
             for name in (list(configs) if round_ % 2 == 0 else list(reversed(configs))):

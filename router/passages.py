@@ -48,7 +48,8 @@ def sections(body: str) -> list[tuple[str, str]]:
 
 def _sections(body: str) -> Iterator[tuple[str, str]]:
     """:func:`sections` one at a time, so that a caller wanting the first few reads no further into the body."""
-    heading, lines = "", []
+    heading = ""
+    lines: list[str] = []
     fenced = False
     for line in body.splitlines():
         start = line.lstrip()[:1]

@@ -13,10 +13,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from router.config import RouterConfig
 
 SYSTEM_USER = "skillrouter-pg"
 START_TIMEOUT_S = 60
@@ -33,17 +29,6 @@ def binaries() -> Path | None:
         return None
     path = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
     return path if (path / "postgres").exists() else None
-
-
-def as_the_database(config: RouterConfig | None = None) -> RouterConfig:
-    """``config`` (a RouterConfig; default: the defaults) without the signal the PostgreSQL store does not serve:
-    ``passage_dense`` needs the embedded passages of every body, which the database does not hold
-    (router/signals/passage_dense.py), so a replica ranks without it; a file store compared with the database
-    leaves it out too."""
-    from router.config import RouterConfig
-
-    base = config or RouterConfig()
-    return base.with_(weights={**base.weights, "passage_dense": 0.0})
 
 
 def missing_reason() -> str | None:

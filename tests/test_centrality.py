@@ -48,7 +48,7 @@ def test_the_default_weighs_it_0_2_the_same_for_every_request_and_not_in_the_con
     expected = vectors @ vectors.mean(axis=0)
     np.testing.assert_allclose(scored.signals["centrality"], [expected, expected], rtol=1e-6)
     fused = sum(w * normalise(scored.signals[n], "zscore") for n, w in
-                (("bm25", 0.3), ("dense", 1.0), ("passages", 0.8), ("centrality", 0.2), ("passage_dense", 0.5)))
+                (("bm25", 0.3), ("dense", 1.0), ("passages", 0.8), ("centrality", 0.2)))
     np.testing.assert_allclose(routed.fuse(scored), fused, rtol=1e-12)
     plain = routed.with_config(weights={"centrality": 0.0})
     assert "centrality" not in plain.score_many(requests).signals

@@ -28,6 +28,9 @@ SKILLS = [Skill(name="bisect", description="Find the commit that broke a build."
           Skill(name="csv", description="Clean messy CSV files.", body="# CSV\n\nFix the dates with pandas.\n")]
 
 
+WEIGHED = {"passage_dense": 0.5}  # the weight chosen on the dev sets
+
+
 @pytest.fixture(autouse=True)
 def private_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
@@ -50,9 +53,9 @@ def test_head_vectors_average_each_skills_passages_and_keep_the_fallback_without
 
 
 def test_the_score_is_the_mean_cosine_with_the_head_passages_fused_at_0_5() -> None:
-    assert RouterConfig().weights["passage_dense"] == 0.5
+    assert RouterConfig().weights["passage_dense"] == 0.0  # built only when a config weighs it
     encoder = FakeEncoder(dim=64)
-    routed = memory_router(encoder, SKILLS)
+    routed = memory_router(encoder, SKILLS, weights=WEIGHED)
     requests = ["which commit broke it", "rain tomorrow"]
     scored = routed.score_many(requests)
     queries = encoder.encode(requests)
@@ -74,7 +77,7 @@ def test_the_score_is_the_mean_cosine_with_the_head_passages_fused_at_0_5() -> N
 
 def test_a_catalogue_without_bodies_has_no_such_signal_and_ranks_as_without_it() -> None:
     catalogue = [Skill(name=s.name, description=s.description) for s in SKILLS]
-    routed = memory_router(FakeEncoder(dim=64), catalogue)
+    routed = memory_router(FakeEncoder(dim=64), catalogue, weights=WEIGHED)
     scored = routed.score_many(["rain tomorrow", "clean my csv"])
     assert "passage_dense" not in scored.signals and "passage_dense" not in routed.signals.indexes
     plain = routed.with_config(weights={"passage_dense": 0.0})
@@ -84,7 +87,7 @@ def test_a_catalogue_without_bodies_has_no_such_signal_and_ranks_as_without_it()
 
 def test_past_the_passage_limit_there_is_no_such_signal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(passages, "MAX_SKILLS", 3)
-    routed = memory_router(FakeEncoder(dim=64), SKILLS)
+    routed = memory_router(FakeEncoder(dim=64), SKILLS, weights=WEIGHED)
     assert "passage_dense" not in routed.score_many(["rain"]).signals
 
 
@@ -93,16 +96,17 @@ def test_a_refresh_after_one_body_edit_embeds_that_bodys_new_passages_only(tmp_p
     for skill in SKILLS:
         write_skill(root, skill.name, skill.description, body=skill.body or "")
     index = str(tmp_path / "index")
-    first = Router.from_skills([str(root)], config=RouterConfig(route_above=0), index_folder=index,
+    config = RouterConfig(route_above=0, weights=WEIGHED)
+    first = Router.from_skills([str(root)], config=config, index_folder=index,
                                encoder=FakeEncoder(dim=64))
     # 4 descriptions, 4 + 1 + 1 head passages (the body-less skill has an empty body)
     assert "passage_dense" in first.signals.indexes and first.embedded_count == 4 + 6
     path = root / "poems" / "SKILL.md"
     path.write_text(path.read_text().replace("Count syllables.", "Count syllables. Sonnets too."), encoding="utf-8")
-    again = Router.from_skills([str(root)], config=RouterConfig(route_above=0), index_folder=index,
+    again = Router.from_skills([str(root)], config=config, index_folder=index,
                                encoder=FakeEncoder(dim=64))
     assert again.embedded_count == 1
-    scratch = Router.from_skills([str(root)], config=RouterConfig(route_above=0), index_folder=str(tmp_path / "new"),
+    scratch = Router.from_skills([str(root)], config=config, index_folder=str(tmp_path / "new"),
                                  encoder=FakeEncoder(dim=64))
     requests = ["count the syllables of a sonnet", "which commit broke it"]
     np.testing.assert_array_equal(again.score_many(requests).signals["passage_dense"],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, as_the_database, kill_inside_transaction, missing_reason
+from tests.pg_support import PgServer, kill_inside_transaction, missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -42,7 +42,7 @@ def test_same_top5_as_the_file_store_on_the_bundled_library(pg, capsys, tmp_path
     status, out, _ = run(capsys, "index", "--skills", str(library), "--index-url", pg.url, "--json")
     assert status == 0 and json.loads(out)["generation"] >= 1
     queries = _queries("bundled-dev.jsonl", "bundled-test.jsonl")
-    files = Router.from_skills([str(library)], config=as_the_database(), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
     database = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert database.index_folder is None
     same = [a == b for a, b in zip(_top5(files, queries), _top5(database, queries))]
@@ -167,7 +167,7 @@ def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp
     # whole request is compared (a request's parts, router.split, retrieve their own candidates)
     monkeypatch.setattr(passages, "MAX_SKILLS", 10)
     whole = RouterConfig(split_weight=0)
-    files = Router.from_skills([str(library)], config=as_the_database(whole), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
     database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
     signals = database.signals
     signals.depth = 12
@@ -225,7 +225,7 @@ def test_same_top5_as_the_file_store_on_the_corpora(pg, tmp_path) -> None:
     source = LibrarySource.read(LibrarySpec.create(ROOTS)).chosen()
     pgstore.publish(store.database, source, source.spec.key)
     database = Router.from_skills(ROOTS, store=store)
-    files = Router.from_skills(ROOTS, config=as_the_database(), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills(ROOTS, index_folder=str(tmp_path / "index"))
     queries = _queries("corpora-dev.jsonl", "corpora-test.jsonl")
     same = [a == b for a, b in zip(_top5(files, queries), _top5(database, queries))]
     assert len(same) == 326 and sum(same) / len(same) >= 0.99, f"{sum(same)} of {len(same)} equal"

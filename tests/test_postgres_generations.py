@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import as_the_database, missing_reason
+from tests.pg_support import missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -129,7 +129,7 @@ def test_a_replica_renders_and_loads_skills_exactly_as_the_file_store(pg, capsys
 
     library = copy_bundled(tmp_path / "skills")
     _index(capsys, library, pg.url)
-    files = Router.from_skills([str(library)], config=as_the_database(), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
     spec = LibrarySpec.create([str(library)])
     replica = pgstore.Replica(spec, files.config.with_(index_url=pg.url), pgstore.database(pg.url))(files.encoder)
     queries = _queries("bundled-dev.jsonl")[:40]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import as_the_database, missing_reason
+from tests.pg_support import missing_reason
 from tests.serve_support import copy_bundled
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -37,11 +37,9 @@ def test_eval_over_the_database_gives_the_file_stores_numbers_on_the_bundled_lib
     library = copy_bundled(tmp_path / "skills")
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     queries = ["--queries", str(DATA / "bundled-dev.jsonl"), "--queries", str(DATA / "bundled-test.jsonl")]
-    config = tmp_path / "as-the-database.json"  # both stores rank from the signals the database serves
-    as_the_database().save(config)
     reports = {}
     for store, option in (("files", ["--index-dir", str(tmp_path / "index")]), ("database", ["--index-url", pg.url])):
-        status, out, err = run(capsys, "eval", "--skills", str(library), *option, *queries, "--config", str(config),
+        status, out, err = run(capsys, "eval", "--skills", str(library), *option, *queries,
                                "--retrievers", "bm25,dense,rrf,default", "--json", "-")
         assert status == 0, err
         reports[store] = _without_latency(json.loads(out))
@@ -172,7 +170,7 @@ def example_routers(pg, capsys, tmp_path: Path, monkeypatch) -> tuple:
     _hnsw(monkeypatch)
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     whole = RouterConfig(split_weight=0)
-    files = Router.from_skills([str(library)], config=as_the_database(whole), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
     return files, Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
 
 
@@ -257,7 +255,7 @@ def test_on_the_hnsw_path_a_requests_parts_retrieve_their_own_candidates(pg, cap
     texts = [f"{a['query'].rstrip('.?! ')}. Then {b['query']}" for a, b in pairs]
     assert len(texts) == 51 and all(len(parts(t)) >= 2 for t in texts)
     config = RouterConfig()  # split_weight 0.5: the parts' best scores count
-    files = Router.from_skills([str(library)], config=as_the_database(config), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], config=config, index_folder=str(tmp_path / "index"))
     database = Router.from_skills([str(library)], config=config, store=pgstore.PgStore(pg.url))
     signals = database.signals
     signals.depth = 5
@@ -289,11 +287,10 @@ def test_below_the_passage_limit_a_replica_scores_passages_as_the_file_store(pg,
     library = copy_bundled(tmp_path / "skills")
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     queries = [r["query"] for r in _requests("bundled-test.jsonl")]
-    files = Router.from_skills([str(library)], config=as_the_database(), index_folder=str(tmp_path / "index"))
+    files = Router.from_skills([str(library)], index_folder=str(tmp_path / "index"))
     database = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     exact, retrieved = files.score_many(queries), database.score_many(queries)
     assert 52 < passages.MAX_SKILLS and set(retrieved.signals) == set(exact.signals) >= {"passages", "dense"}
-    assert "passage_dense" not in retrieved.signals  # no body vectors in the database: ranked without them
     assert np.allclose(retrieved.signals["passages"], exact.signals["passages"], atol=1e-5)
     assert not (tmp_path / "skills" / ".skill-router-index").exists()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.pg_support import as_the_database, missing_reason
+from tests.pg_support import missing_reason
 from tests.serve_support import copy_bundled
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -83,8 +83,7 @@ def _files(library: Path):
     from router.config import RouterConfig
     from router.routing import Router
 
-    return Router.from_skills([str(library)], config=as_the_database(RouterConfig(split_weight=0)),
-                              index_folder=str(library.parent /
+    return Router.from_skills([str(library)], config=RouterConfig(split_weight=0), index_folder=str(library.parent /
                                                                                                     "index"))
 
 

@@ -9,7 +9,8 @@ their cosines (``q . mean(v_1..v_k)``, one vector per skill) scores a skill by w
 together, which measured better on the dev sets than the best passage alone (MaxP, Dai & Callan 2019) or the mean
 over the whole body: late sections (licences, troubleshooting, API tables) pull a body towards every request a
 little. The first 1, 2, 3, 4, 6 and 8 passages at weights 0.25-1.0 form a plateau; 4 at 0.5 is its best mean MRR
-over the dev sets and the cheapest near the top (``benchmarks/passage_dense_choice.py``).
+over the dev sets and the cheapest near the top (``benchmarks/passage_dense_choice.py``). The default weighs it 0,
+so it is not built and nothing of a body is embedded; a config giving it 0.5 builds it.
 
 Cost: the passages are embedded at build time through the embedding cache (by content: a refresh re-embeds only the
 passages of an edited body). For the 683 corpus skills that is 2,428 distinct passages of up to 150 words: a cold
@@ -80,7 +81,7 @@ def head_vectors(heads: Sequence[Sequence[str]], fallback: np.ndarray, vectors: 
 class PassageDenseSignal:
     name = "passage_dense"
     lexical = False
-    default_weight = 0.5  # chosen on the dev sets (benchmarks/passage_dense_choice.py)
+    default_weight = 0.0  # 0.5 is the weight chosen on the dev sets (benchmarks/passage_dense_choice.py)
     position = 90  # after the others: their order (of scores, weights, retrievers) stays as it was
     reads_body = True
     persisted = False
