@@ -68,7 +68,10 @@ class RouterConfig:
         ``passages``, the best BM25 passage of the whole body, :mod:`router.passages`; 0.8 with body_bm25 0 chosen
         on the dev sets; ``name_dense``, the embedding of the name words alone: a weight above 0 counts it in every
         library; at 0, ``catalogue_names`` decides; ``centrality``, each skill's closeness to the library's mean
-        description, the same for every request, 0.2 chosen on the dev sets, :mod:`router.signals.centrality`).
+        description, the same for every request, 0.2 chosen on the dev sets, :mod:`router.signals.centrality`;
+        ``passage_dense``, the request's mean cosine with the first four passages of each body: 0 by default, so no
+        body is embedded; 0.5 chosen on the dev sets embeds each body's head at build time,
+        :mod:`router.signals.passage_dense`).
     catalogue_names: the weight of ``name_dense`` in a library without SKILL.md bodies whose names say something
         their descriptions do not (the rule of :mod:`router.signals.name_dense`; 0.3 chosen on the dev sets: MetaTool
         hit@1 / hit@5 +1.0 / +2.3, the other dev sets unchanged); 0 turns the rule off.

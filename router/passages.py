@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,24 +43,33 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 def sections(body: str) -> list[tuple[str, str]]:
     """(heading, text) of each section of ``body``; text before the first heading has heading ''."""
-    out: list[tuple[str, list[str]]] = [("", [])]
+    return list(_sections(body))
+
+
+def _sections(body: str) -> Iterator[tuple[str, str]]:
+    """:func:`sections` one at a time, so that a caller wanting the first few reads no further into the body."""
+    heading = ""
+    lines: list[str] = []
     fenced = False
     for line in body.splitlines():
         start = line.lstrip()[:1]
         if start in ("`", "~") and _FENCE.match(line):
             fenced = not fenced
-        heading = _HEADING.match(line) if start == "#" and not fenced and line[0] == "#" else None
-        if heading:
-            out.append((heading.group(1), []))
+        found = _HEADING.match(line) if start == "#" and not fenced and line[0] == "#" else None
+        if found:
+            if heading or any(x.strip() for x in lines):
+                yield heading, " ".join(" ".join(lines).split())
+            heading, lines = found.group(1), []
         else:
-            out[-1][1].append(line)
-    return [(h, " ".join(" ".join(lines).split())) for h, lines in out if h or any(x.strip() for x in lines)]
+            lines.append(line)
+    if heading or any(x.strip() for x in lines):
+        yield heading, " ".join(" ".join(lines).split())
 
 
 def passages(body: str, *, window: int = WINDOW, stride: int = STRIDE, limit: int = MAX_PASSAGES) -> list[str]:
     """The passages of ``body`` by the rules of the module docstring, at most ``limit``."""
     out: list[str] = []
-    for heading, text in sections(body):
+    for heading, text in _sections(body):
         words = text.split()
         if len(words) <= window:
             out.append(f"{heading} {text}".strip())

@@ -32,21 +32,22 @@ def scored(signals: dict[str, list[float]]) -> Scored:
 
 def test_every_signal_is_declared_once_with_its_kind_and_default_weight() -> None:
     assert names() == ("bm25", "dense", "examples", "body_bm25", "body_dense", "passages", "name_dense",
-                       "centrality")
+                       "centrality", "passage_dense")
     assert lexical_names() == {"bm25", "body_bm25", "passages"}
     assert DEFAULT_WEIGHTS == {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0,
-                               "passages": 0.8, "name_dense": 0.0, "centrality": 0.2}
+                               "passages": 0.8, "name_dense": 0.0, "centrality": 0.2, "passage_dense": 0.0}
     assert {name: s.persisted for name, s in registry().items()} == {
         "bm25": True, "dense": True, "examples": False, "body_bm25": True, "body_dense": False, "passages": False,
-        "name_dense": False, "centrality": False}
+        "name_dense": False, "centrality": False, "passage_dense": False}
     assert RETRIEVERS == ("bm25", "dense", "examples", "body_bm25", "body_dense", "passages", "name_dense",
-                          "centrality", "rrf", "default",
+                          "centrality", "passage_dense", "rrf", "default",
                           "default-no-examples")
 
 
 def test_the_config_validates_weights_against_the_registry() -> None:
     with pytest.raises(ConfigError, match=r"^unknown signal weight\(s\) title_bm25: weights are for bm25, dense, "
-                                          r"examples, body_bm25, body_dense, passages, name_dense, centrality$"):
+                                          r"examples, body_bm25, body_dense, passages, name_dense, centrality, "
+                                          r"passage_dense$"):
         RouterConfig(weights={"title_bm25": 1.0})
 
 

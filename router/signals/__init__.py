@@ -16,6 +16,8 @@ adding one file (and its tests). The bundled ones:
   scores 0 in ``body_bm25`` and keeps its description's cosine in ``body_dense``. Absent when no skill has body
   text (a tool catalogue), so such libraries route exactly as without them; ``body_dense`` is built only when it
   weighs something (the default weighs it 0, so bodies are not embedded).
+- ``passages`` / ``passage_dense``: the best BM25 passage of the whole body, and the request's mean cosine with the
+  embedded first passages of the body (its head), each absent without bodies.
 
 :func:`build_signals` (:mod:`router.signals.build`) builds them with the index folder as a cache. Importing this
 package loads only the declarations (no numpy): the config validates its weights against :func:`registry`.

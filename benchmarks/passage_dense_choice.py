@@ -1,0 +1,176 @@
+"""Which body head and weight for the passage_dense signal (the embedded head of each SKILL.md body), on dev only.
+
+    python benchmarks/passage_dense_choice.py           # dev sets: heads of 8 / 6 / 4 / 3 / 2 / 1 passages, weights
+                                                        # 0 / 0.25 / 0.5 / 0.75 / 1.0
+    python benchmarks/passage_dense_choice.py --maxp    # also the best passage of the whole body (MaxP), which
+                                                        # embeds every passage (about 5 min of CPU for the corpora)
+    python benchmarks/passage_dense_choice.py --test    # once, after choosing: the test sets, 0 against CHOSEN
+
+The sets are name_choice.py's dev sets (single-skill rows of users-corpora-dev, corpora-dev, users-bundled-dev and
+bundled-dev; MetaTool single-tool dev; Seal-Tools dev with its multi-tool recall@5). The skill libraries are built
+once per head size (``router.signals.passage_dense.HEAD``, largest first, so every smaller head is read from the
+embedding cache of the index folder /tmp/skill-router-passage-dense-bench); the catalogues have no bodies, so the
+signal is absent there and every weight ranks them as weight 0 (their rows show 0 wins and 0 losses). Each set is
+scored once per head; every weight then fuses the same scores (weight 0 leaves the signal out: the default before
+it). hit@1, hit@5 and MRR (first gold in the top 10) with a paired sign-flip test (10,000 flips) against weight 0.
+The rule: the best mean MRR over the dev sets with no dev set more than 0.5 below weight 0. MaxP rows replace the
+signal's scores by each skill's best passage cosine (a request's parts, when it is split, are still scored by the
+built head). With --test: name_choice.py's test sets (the single-skill rows of corpora-test and bundled-test,
+MetaTool single-tool test and multi, Seal-Tools test), weight 0 against CHOSEN with the same paired test. Writes
+benchmarks/results/passage_dense_choice[-test].json.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import users
+from common import save
+from name_choice import Rows, catalogue_set, choice_sets, library_sets, paired
+from router import Router
+from router import passages as passage_cut
+from router.routing import Scored
+from router.signals import passage_dense
+
+HEADS = (8, 6, 4, 3, 2, 1)
+WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+CHOSEN = (4, 0.5)
+INDEX = Path("/tmp/skill-router-passage-dense-bench")
+METRICS = ("hit@1", "hit@5", "mrr", "multi_recall@5")
+
+
+def outcomes(router: Router, rows: Rows, weight: float, scored: Scored) -> np.ndarray:
+    """Per request: (a needed tool first, hit@5 or recall@5 for several needs, reciprocal rank, several needs)."""
+    if not weight:
+        return _ranked(router, rows, router.fuse(scored, without={"passage_dense"}), scored)
+    return _ranked(router, rows, router.with_config(weights={"passage_dense": weight}).fuse(scored), scored)
+
+
+def _ranked(router: Router, rows: Rows, fused: np.ndarray, scored: Scored) -> np.ndarray:
+    out = []
+    for (_, needs), matches in zip(rows, router.rank_scored(scored, 10, fused=fused)):
+        ids = [m.id for m in matches]
+        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
+        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
+                    1.0 / first if first else 0.0, len(needs) > 1))
+    return np.array(out, dtype=float)
+
+
+_PASSAGES: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def every_passage(router: Router) -> tuple[np.ndarray, np.ndarray]:
+    """The unit embedding of every passage of every body and the skill each belongs to (embedded once a library)."""
+    key = tuple(s.id for s in router.skills)
+    if key not in _PASSAGES:
+        cut = [passage_cut.passages(s.body) if (s.body or "").strip() else [] for s in router.skills]
+        owners = np.array([i for i, c in enumerate(cut) for _ in c], dtype=np.int64)
+        _PASSAGES[key] = (router.encode([p for c in cut for p in c]).astype(np.float64), owners)
+    return _PASSAGES[key]
+
+
+def maxp_scores(router: Router, scored: Scored) -> np.ndarray:
+    """Each skill's best cosine over every passage of its body (its ``dense`` score without a body)."""
+    vectors, owners = every_passage(router)
+    bodies = router.skills
+    sims = scored.vectors.astype(np.float64) @ vectors.T
+    out = np.array(scored.signals["dense"], dtype=np.float64)
+    has = np.zeros(len(bodies), dtype=bool)
+    has[owners] = True
+    best = np.full_like(out, -np.inf)
+    np.maximum.at(best.T, owners, sims.T)
+    out[:, has] = best[:, has]
+    return out
+
+
+def row_of(values: np.ndarray, base: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
+    several = base[:, 3] > 0
+    row: dict[str, Any] = {"n": int((~several).sum()), "multi_n": int(several.sum())}
+    row.update(paired(values, base, (("hit@1", 0, ~several), ("hit@5", 1, ~several), ("mrr", 2, ~several),
+                                     ("multi_recall@5", 1, several)), rng))
+    return row
+
+
+def show(name: str, label: str, row: dict[str, Any]) -> None:
+    print(f"{name:18} {label:14}: " + ", ".join(f"{m} {row[m]} {row.get(m + '_wins_losses_p', '')}"
+                                               for m in METRICS if row.get(m) is not None), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--maxp", action="store_true", help="also MaxP over every passage of the body")
+    parser.add_argument("--test", action="store_true", help="the test sets, weight 0 against CHOSEN")
+    args = parser.parse_args()
+    users.INDEX = INDEX  # its own index folder: the head sizes share one embedding cache
+    rng = np.random.default_rng(20)
+    if args.test:
+        test(rng)
+        return
+    results: dict[str, Any] = {}
+    chosen_head = passage_dense.HEAD
+    try:
+        for head in HEADS:
+            passage_dense.HEAD = head
+            for name, (loaded, rows) in library_sets().items():
+                router = loaded.with_config(weights={"passage_dense": CHOSEN[1]})  # built with the signal
+                scored = router.score_many([q for q, _ in rows])
+                assert "passage_dense" in scored.signals, "a router weighing passage_dense must build it"
+                base = outcomes(router, rows, 0.0, scored)
+                for weight in WEIGHTS:
+                    row = row_of(outcomes(router, rows, weight, scored), base, rng)
+                    label = f"head {head} w {weight}"
+                    results.setdefault(name, {})[label] = row
+                    show(name, label, row)
+                if args.maxp and head == HEADS[0]:
+                    maxp = Scored(scored.texts, scored.vectors, {**scored.signals,
+                                                                 "passage_dense": maxp_scores(router, scored)},
+                                  scored.context, scored.context_rows)
+                    for weight in WEIGHTS[1:]:
+                        row = row_of(outcomes(router, rows, weight, maxp), base, rng)
+                        results[name][f"maxp w {weight}"] = row
+                        show(name, f"maxp w {weight}", row)
+    finally:
+        passage_dense.HEAD = chosen_head
+    for name, (router, rows) in {"metatool-dev": catalogue_set("metatool", "queries_single_dev.jsonl"),
+                                 "sealtools-dev": catalogue_set("sealtools", "dev.jsonl")}.items():
+        scored = router.score_many([q for q, _ in rows])
+        base = outcomes(router, rows, 0.0, scored)
+        row = row_of(base, base, rng)
+        row["signal_present"] = "passage_dense" in scored.signals
+        for label in results["corpora-dev"]:
+            results.setdefault(name, {})[label] = row
+        show(name, "every setting", row)
+    labels = list(results["corpora-dev"])
+    mean_mrr = {label: round(float(np.mean([results[s][label]["mrr"] for s in results])), 2) for label in labels}
+    base_label = f"head {HEADS[0]} w 0.0"
+    allowed = {label: all(results[s][label]["mrr"] >= results[s][base_label]["mrr"] - 0.5 for s in results)
+               for label in labels}
+    best = max((label for label in labels if allowed[label]), key=lambda label: mean_mrr[label])
+    for label in labels:
+        print(f"mean MRR {label:14} {mean_mrr[label]:6.2f}{'' if allowed[label] else '  (a set > 0.5 below)'}")
+    print(f"chosen by the rule: {best}")
+    save("passage_dense_choice", {"heads": list(HEADS), "weights": list(WEIGHTS), "chosen": list(CHOSEN),
+                                  "by_rule": best, "mean_mrr": mean_mrr, "allowed": allowed, "results": results})
+
+
+def test(rng: np.random.Generator) -> None:
+    assert passage_dense.HEAD == CHOSEN[0]
+    results: dict[str, Any] = {}
+    for name, (loaded, rows) in choice_sets(True).items():
+        router = loaded.with_config(weights={"passage_dense": CHOSEN[1]})  # built with the signal, where it applies
+        scored = router.score_many([q for q, _ in rows])
+        base = outcomes(router, rows, 0.0, scored)
+        for weight in (0.0, CHOSEN[1]):
+            row = row_of(outcomes(router, rows, weight, scored), base, rng)
+            row["signal_present"] = "passage_dense" in scored.signals
+            results.setdefault(name, {})[str(weight)] = row
+            show(name, f"w {weight}", row)
+    save("passage_dense_choice-test", {"chosen": list(CHOSEN), "results": results})
+
+
+if __name__ == "__main__":
+    main()
