@@ -232,13 +232,17 @@ def save(spec: LibrarySpec, loaded: Library, *, confine: bool = False, now: floa
         return False
     head = json.dumps({**identity, "stamps": before, "library": library, "bodies": [len(b) for b in bodies]})
     # one line of ASCII: JSON escapes every line end, every other character and a surrogate of a folder's name
-    target = path(spec)
+    return _write_whole(spec.index_folder, path(spec), [head.encode("utf-8") + b"\n", *bodies])
+
+
+def _write_whole(folder: str, target: str, chunks: list[bytes]) -> bool:
+    """Write ``chunks`` to ``target`` in ``folder`` through a temporary file and one rename, so a reader sees the
+    old file or the whole new one; False (the temporary file removed) when the folder cannot be written."""
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
-        os.makedirs(spec.index_folder, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         with open(temporary, "wb") as handle:
-            handle.write(head.encode("utf-8") + b"\n")
-            handle.writelines(bodies)
+            handle.writelines(chunks)
         os.replace(temporary, target)
     except OSError:
         try:
@@ -368,17 +372,9 @@ def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
     parses = fronts(kind)
     if not parses:
         return False
-    temporary = f"{target}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(spec.index_folder, exist_ok=True)
-        with open(temporary, "wb") as handle:  # dumps, not dump: dump writes chunk by chunk
-            handle.write(json.dumps({**_fronts_identity(kind), "parses": parses}).encode("ascii"))
-        os.replace(temporary, target)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    # dumps, not dump: dump writes chunk by chunk
+    if not _write_whole(spec.index_folder, target, [json.dumps({**_fronts_identity(kind), "parses": parses})
+                                                    .encode("ascii")]):
         return False
     _FRONTS_SEEN[target] = (kind, added)
     return True

@@ -1102,7 +1102,6 @@ class PgSignals:
         the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
         the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
         :func:`indexes.fill`'s dense fill."""
-        from indexes.fill import fill_unretrieved
         from router import pgexamples, pgquery
 
         if not self.postings_in_replica:
@@ -1129,14 +1128,7 @@ class PgSignals:
         if not rows:
             raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
                                    f"the current generation")
-        slots = np.array([r[0] for r in rows], dtype=np.int64)
-        where = self._positions(slots)
-        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
-        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
-        q64 = q.astype(np.float64)
-        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
-        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
-        dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
+        where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
         out["dense"] = dense
         self.cut += cut
         if g.has_examples:
@@ -1148,6 +1140,24 @@ class PgSignals:
             out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
                 if found or example_cursor is not None else dense.copy()
         return out
+
+    def _dense_of(self, rows: Sequence[Sequence[Any]], q: np.ndarray, depth: int) -> tuple[Any, ...]:
+        """From retrieval ``rows`` (slot, cosine, in the HNSW top list, ...): the candidates' positions, their
+        cosines, the generation's mean and second moment of the cosine with ``q``, the top list's floor when it
+        was full (None when it was not), and every skill's dense score with :func:`indexes.fill`'s fill, with the
+        number of skills filled."""
+        from indexes.fill import fill_unretrieved
+
+        g = self.generation
+        slots = np.array([r[0] for r in rows], dtype=np.int64)
+        where = self._positions(slots)
+        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
+        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
+        q64 = q.astype(np.float64)
+        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
+        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
+        dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
+        return where, dense_values, mu, second, ceiling, dense, cut
 
     def _retrieved_in_sql(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
         """One round trip, one statement (:func:`_retrieval_sql`): the top lists, their union, every candidate's
@@ -1178,14 +1188,7 @@ class PgSignals:
             raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
                                    f"the current generation")
         count = len(g.fields)
-        slots = np.array([r[0] for r in rows], dtype=np.int64)
-        where = self._positions(slots)
-        dense_values = np.array([r[1] for r in rows], dtype=np.float64)
-        in_dense_top = np.array([r[2] for r in rows], dtype=bool)
-        q64 = q.astype(np.float64)
-        mu, second = float(g.mean @ q64), float(q64 @ g.second @ q64)
-        ceiling = float(dense_values[in_dense_top].min()) if in_dense_top.sum() >= depth else None
-        dense, cut = fill_unretrieved(g.n, where, dense_values, mu * g.n, second * g.n, ceiling)
+        where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
         out = {"dense": dense}
         self.cut += cut
         for i, name in enumerate(g.fields):

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 SYSTEM_USER = "skillrouter-pg"
 START_TIMEOUT_S = 60
@@ -161,3 +162,24 @@ from router.spec import LibrarySpec
 source = LibrarySource.read(LibrarySpec.create([sys.argv[1]])).chosen()
 pgstore.publish(pgstore.PgStore(sys.argv[2]).database, source, source.spec.key)
 """
+
+
+def edit_description(library: Path, folder: str, description: str) -> None:
+    """Give the skill in ``library/folder`` a new one-line ``description`` in its SKILL.md, the rest unchanged."""
+    path = library / folder / "SKILL.md"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("description:")
+    end = text.index("\n", start)
+    path.write_text(text[:start] + f"description: {description}" + text[end:], encoding="utf-8")
+
+
+def recovered(client: Any, body: dict[str, Any], within_s: float = 30.0) -> Any:
+    """The first 200 answer of ``POST /v1/route`` with ``body`` once the database is back: every answer before it
+    is a 503, and one comes within ``within_s`` seconds."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while (back := client.post("/v1/route", json=body)).status_code != 200:
+        assert back.status_code == 503 and time.monotonic() < deadline
+        time.sleep(0.2)
+    return back

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import PgServer, kill_inside_transaction, missing_reason
+from tests.pg_support import PgServer, kill_inside_transaction, missing_reason, recovered
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -130,11 +130,7 @@ def test_serve_answers_503_while_the_database_is_away_and_recovers_without_resta
                 assert "does not answer" in error["message"] and pg.password not in error["message"]
             finally:
                 pg.start()
-            deadline = time.monotonic() + 30
-            while (back := client.post("/v1/route", json=body)).status_code != 200:
-                assert back.status_code == 503 and time.monotonic() < deadline
-                time.sleep(0.2)
-            assert back.json()["matches"] == first.json()["matches"]
+            assert recovered(client, body).json()["matches"] == first.json()["matches"]
 
 
 def test_an_index_commit_reaches_a_running_replica(pg, capsys, tmp_path) -> None:

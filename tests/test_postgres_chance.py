@@ -14,7 +14,7 @@ import pytest
 
 from router import abstain
 from tests.cli_support import run
-from tests.pg_support import missing_reason
+from tests.pg_support import edit_description, missing_reason
 from tests.serve_support import copy_bundled, running
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -62,14 +62,6 @@ def _by_formula(router) -> abstain.Chance:
                           matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))))
 
 
-def _edit(library: Path, folder: str, description: str) -> None:
-    path = library / folder / "SKILL.md"
-    text = path.read_text(encoding="utf-8")
-    start = text.index("description:")
-    end = text.index("\n", start)
-    path.write_text(text[:start] + f"description: {description}" + text[end:], encoding="utf-8")
-
-
 def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_sample(pg, capsys, tmp_path,
                                                                                        monkeypatch) -> None:
     from router import pgstore
@@ -91,7 +83,7 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     names = scored_names(router.signals)
     assert sorted(names) == sorted(router.signals.score(["hello"], router.encode(["hello"]))) and "passages" in names
 
-    _edit(library, "pdf-form-filling", NEW)  # an edit: a generation of one row, with its own level
+    edit_description(library, "pdf-form-filling", NEW)  # an edit: a generation of one row, with its own level
     edited = _index(capsys, library, pg.url)
     assert edited["incremental"] is True and edited["rows_written"] == 1
     calls.clear()
@@ -115,7 +107,7 @@ def test_each_generation_keeps_its_centrality_as_the_scan_over_its_vectors_gives
 
     library = copy_bundled(tmp_path / "skills")
     _index(capsys, library, pg.url)
-    _edit(library, "pdf-form-filling", NEW)
+    edit_description(library, "pdf-form-filling", NEW)
     summary = _index(capsys, library, pg.url)
     router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     g = router.signals.generation
@@ -153,7 +145,7 @@ def test_a_replica_that_swaps_generation_scores_no_everyday_sample(pg, capsys, t
         with httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
             assert client.post("/v1/route", json={"query": "thank you so much", "abstain": True}).json()["no_skill"]
             router = service.router
-            _edit(library, "pdf-form-filling", NEW)
+            edit_description(library, "pdf-form-filling", NEW)
             summary = _index(capsys, library, pg.url)
             committed = time.monotonic()
             while service.router is router:

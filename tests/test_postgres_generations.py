@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.cli_support import run
-from tests.pg_support import missing_reason
+from tests.pg_support import edit_description, missing_reason
 from tests.serve_support import copy_bundled, running, write_skill
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
@@ -28,14 +28,6 @@ NEW = "Reconcile lighthouse keeper logbooks against tide gauge readings and flag
 def _queries(name: str) -> list[str]:
     with open(DATA / name, encoding="utf-8") as handle:
         return [json.loads(line)["query"] for line in handle if line.strip()]
-
-
-def _edit(library: Path, folder: str, description: str) -> None:
-    path = library / folder / "SKILL.md"
-    text = path.read_text(encoding="utf-8")
-    start = text.index("description:")
-    end = text.index("\n", start)
-    path.write_text(text[:start] + f"description: {description}" + text[end:], encoding="utf-8")
 
 
 def _index(capsys, library: Path, url: str) -> dict:
@@ -53,7 +45,7 @@ def test_an_edit_writes_one_row_and_scores_as_a_build_from_scratch(pg, capsys, t
     library = copy_bundled(tmp_path / "skills")
     first = _index(capsys, library, pg.url)
     assert first["rows_written"] == 52 and first["incremental"] is False
-    _edit(library, "pdf-form-filling", NEW)
+    edit_description(library, "pdf-form-filling", NEW)
     write_skill(library, "zz-tide-tables", "Predict tide heights and times for a harbour from tide tables.")
     second = _index(capsys, library, pg.url)
     assert (second["rows_written"], second["rows_removed"], second["incremental"]) == (2, 0, True)
@@ -100,7 +92,7 @@ def test_a_replica_reads_only_the_rows_it_shows_and_follows_an_edit_on_its_notif
             before = client.post("/v1/route", json=body).json()
             assert before["matches"][0]["id"] != "pdf-form-filling"
             assert rows.reads == 1  # the one skill shown: its catalogue row, nothing else
-            _edit(library, "pdf-form-filling", NEW)
+            edit_description(library, "pdf-form-filling", NEW)
             summary = _index(capsys, library, pg.url)
             assert summary["rows_written"] == 1 and summary["incremental"] is True
             committed = time.monotonic()
