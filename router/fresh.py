@@ -331,14 +331,16 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
     if target not in _FRONTS_SEEN and spec.catalog is None:
         from router.files import read_bytes
 
+        seen = -1  # no kept parses read here: this folder's file is written, whatever this process parsed before
         try:
             saved = json.loads(read_bytes(target, 1 << 30))
             if isinstance(saved, dict) and all(saved.get(k) == v for k, v in _fronts_identity(kind).items()) \
                     and isinstance(saved.get("parses"), dict):
                 remember_fronts(kind, saved["parses"])
+                seen = _FRONTS_ADDED.get(kind, 0)
         except (OSError, ValueError):
             pass  # none yet, or not this version's: every frontmatter is parsed
-        _FRONTS_SEEN[target] = (kind, _FRONTS_ADDED.get(kind, 0))
+        _FRONTS_SEEN[target] = (kind, seen)
     loaded = spec.load(confine=confine)
     _DISCOVERED.add(path(spec))
 

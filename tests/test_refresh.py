@@ -213,6 +213,16 @@ def test_a_new_process_after_one_change_parses_only_the_new_frontmatter_and_scor
     assert_same_scores(again, scratch)
 
 
+def test_a_second_index_folder_in_one_process_gets_its_kept_parses_too(tmp_path: Path) -> None:
+    """A process that parsed a library's frontmatter for one index folder writes the kept parses into a second
+    folder as well: the next process reading that folder parses none."""
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    router(skills, tmp_path / "other", FakeEncoder())  # every parse already known to this process
+    assert (tmp_path / "other" / fresh.FRONTS_FILE).read_bytes() == (tmp_path / "idx" / fresh.FRONTS_FILE).read_bytes()
+
+
 def test_a_damaged_or_foreign_file_of_kept_parses_is_not_used(tmp_path: Path, monkeypatch) -> None:
     forget()
     skills = write_library(tmp_path / "skills")
