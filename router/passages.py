@@ -193,10 +193,12 @@ def for_skills(ids: Sequence[str], bodies: Sequence[str], folder: str | None) ->
     if len(ids) > MAX_SKILLS or not any(b.strip() for b in bodies):
         return None
     key = content_key(ids, bodies)
+    home = os.path.join(folder, "passages") if folder else None
     found = _MEMO.get(key)
     if found is not None:
+        if home and not os.path.isdir(os.path.join(home, key)):
+            _save(home, key, found)  # built for another folder: this one keeps it too, for the next process
         return found
-    home = os.path.join(folder, "passages") if folder else None
     found = _load(os.path.join(home, key), len(ids)) if home else None
     if found is None:
         previous = next(reversed(_MEMO.values()), None) or _newest(home)  # the newest in memory, else on disk

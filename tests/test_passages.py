@@ -134,3 +134,17 @@ def test_a_rebuild_after_one_edit_cuts_only_that_body_and_equals_a_build_from_sc
     renamed = PassageIndex.build(["kiln2", "loom", "lathe"], bodies, reuse=first)  # same bodies, new ids: kept
     assert renamed.index.ids[:2] == ("kiln2#0", "kiln2#1")
     assert np.array_equal(renamed.scores("bisque"), first.scores("bisque"))
+
+
+def test_bodies_cut_for_one_index_folder_are_kept_in_a_second_one_too(tmp_path) -> None:
+    """A process that cut these bodies for one folder (kept in memory) still saves them in a second folder, so
+    the next process reading that folder loads them instead of cutting every body again."""
+    ids, bodies = ["a", "b"], ["# Alpha\nsplit the invoice lines", "# Beta\nmerge two ledgers"]
+    key = module.content_key(ids, bodies)
+    first = for_skills(ids, bodies, str(tmp_path / "one"))
+    assert for_skills(ids, bodies, str(tmp_path / "two")) is first
+    assert (tmp_path / "two" / "passages" / key).is_dir()
+    module._MEMO.clear()  # a new process
+    again = for_skills(ids, bodies, str(tmp_path / "two"))
+    assert again is not None and again is not first
+    assert np.array_equal(again.scores("invoice lines"), first.scores("invoice lines"))
