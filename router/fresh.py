@@ -469,7 +469,19 @@ def _saved_class() -> type:
         skill the file parses to, its body read from the file (by the same parse) the first time it is asked for,
         so a library of 10,000 skills after one edit reads one body."""
 
-        body = _LazyBody()  # type: ignore[assignment]
+        body = _LazyBody()
+
+        @property
+        def saved_texts(self) -> dict[str, list[str]]:
+            """The signal texts kept with the parse, by the key of :func:`router.index.texts_key`."""
+            known = self.__dict__
+            texts = known.get("saved_texts")
+            if texts is None:
+                description = self.description
+                texts = known["saved_texts"] = {
+                    key: [description if t == 0 else t[0] + description if type(t) is list else t for t in row]
+                    for key, row in known.get("_texts", {}).items()}
+            return texts
 
         def _read_body(self) -> str:
             reparse = self.__dict__.get("_reparse")
@@ -554,17 +566,17 @@ def _decode_parse(data: Any, reparse: Callable[[], Any]) -> Any:
     if type(data) is dict and len(data) == 1:
         (key, inner), = data.items()
         if key == _SKILL_TAG:
-            skill = object.__new__(saved_skill_class())
+            skill: Any = object.__new__(saved_skill_class())
             description = inner["description"]
             if type(description) is not str or type(inner["texts"]) is not dict:
                 raise TypeError("not a kept skill")
-            fields = skill.__dict__
-            fields.update(name=inner["name"], description=description, path=inner["path"], id=inner["id"],
-                          metadata=_value(inner["metadata"]), index_description=inner["index_description"],
-                          examples=tuple(inner["examples"]), os_path=inner["os_path"])
-            fields["_reparse"] = reparse
-            fields["saved_texts"] = {key: [description if t == 0 else t[0] + description if type(t) is list else t
-                                           for t in row] for key, row in inner["texts"].items()}
+            metadata = inner["metadata"]
+            if type(metadata) is not dict or {type(v) for v in metadata.values()} - {str}:
+                metadata = _value(metadata)  # not only text values: tagged ones read back
+            skill.__dict__.update(name=inner["name"], description=description, path=inner["path"], id=inner["id"],
+                                  metadata=metadata, index_description=inner["index_description"],
+                                  examples=tuple(inner["examples"]), os_path=inner["os_path"], _reparse=reparse,
+                                  _texts=inner["texts"])
             return skill
         if key == f"{TAG}tuple":
             return tuple(_decode_parse(v, reparse) for v in inner)
@@ -625,12 +637,17 @@ def _load_parses(spec: LibrarySpec, kind: str, target: str) -> bool:
     kept: dict[str, _KeptParse] = {}
     stamps: dict[str, tuple[tuple[int, ...], Any]] = {}
     bad = count = 0
-    for line in rest.split(b"\n"):
-        if not line:
-            continue
+    found = [line for line in rest.split(b"\n") if line]
+    try:  # one parse for the whole file; line by line only when a line is damaged
+        rows = json.loads(b"[" + b",".join(found) + b"]")
+        if len(rows) != len(found):
+            raise ValueError("not one entry a line")
+    except ValueError:
+        rows = None
+    for n, line in enumerate(found):
         count += 1
         try:
-            key, stamp, data = json.loads(line)
+            key, stamp, data = rows[n] if rows is not None else json.loads(line)
             if type(key) is not str or type(stamp) is not list or {type(n) for n in stamp} != {int}:
                 raise TypeError
         except (TypeError, ValueError):
@@ -671,7 +688,7 @@ def _unchanged(kept: _KeptParse | None, stamp: list[int], value: Any, line: tupl
     from router.index import _TEXTS
 
     for skill in _skills_in(value):
-        saved = skill.__dict__.get("saved_texts") or {}
+        saved = getattr(skill, "saved_texts", None) or {}
         for key, now in _TEXTS.items():
             found = now.get(skill.id)
             if found is not None and found[0] is skill and tuple(saved.get(key, ())) != found[1]:

@@ -242,7 +242,7 @@ class LibrarySource:
         _TEXTS[key] = now
         while len(_TEXTS) > 4:
             _TEXTS.pop(next(iter(_TEXTS)))
-        columns = dict(zip(parts, zip(*rows))) if rows else {name: () for name in parts}
+        columns: dict[str, tuple[str, ...]] = dict(zip(parts, zip(*rows))) if rows else {name: () for name in parts}
         skills = self.skills
         for name in whole:
             columns[name] = tuple(s.body or "" for s in skills) if len(skills) <= MAX_SKILLS else ("",) * len(skills)

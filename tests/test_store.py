@@ -209,7 +209,7 @@ def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, 
     path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
     make_router(built, encoder)
     assert sorted(p.name for p in idx.iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, manifest(built)["generation"], "passages", FRONTS_FILE, PARSES_FILE])  # passages: own folder
+        [".lock", MANIFEST, manifest(built)["generation"], "passages", FRONTS_FILE, PARSES_FILE])
 
 
 def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path: Path, encoder: Encoder) -> None:
@@ -326,7 +326,7 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
     snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
     assert snapshot is not None and len(snapshot.cache) == len(SKILLS)
     assert sorted(p.name for p in index.iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE, PARSES_FILE])  # passages: its own folder
+        [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE, PARSES_FILE])
 
 
 # -- learned examples --------------------------------------------------------------------------------------------
