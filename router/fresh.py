@@ -23,7 +23,20 @@ newer than :data:`RACY_S` when saved are not trusted (a write in the same clock 
 is saved then, and the next reader reads the skills. A library whose parse does not survive JSON (a frontmatter
 value JSON cannot hold) is never saved, nor is one under more than :data:`MAX_ENTRIES` files and folders.
 
-When something changed, reading the skills again need not parse every frontmatter: :func:`load` (what
+When something changed, a new process need not read every SKILL.md either: :func:`load` keeps beside the index
+(``parses.saved``, :data:`PARSES_FILE`) what the discovery's :class:`router.profiles.base.ParsedFiles` holds, each
+file's parse by its stamp (mode, size, mtime_ns, ctime_ns, inode, device), without the bodies, with each skill's
+signal texts (:func:`router.index.kept_texts`). The profile's discovery runs as always (its folders, its order, its
+rules, its warnings), but a file whose stamp is the one kept is neither opened nor parsed: its skill is a
+:class:`SavedSkill`, equal to the skill the file parses to, whose body is read from the file (by the same parse)
+the first time something asks for it, so past :data:`router.passages.MAX_SKILLS` skills (where no signal indexes a
+whole body) a refresh after one edit reads one file. The file is one JSON line of identity, then one line
+``[key, stamp, parse]`` per file; a refresh appends the lines of the files it parsed, and the file is written whole
+again once it holds :data:`COMPACT_RATIO` lines per entry. A line that does not parse costs the read of its file,
+a file of another version or kind is not used (each with a note in the router's notes). An edit, a touched file, a
+rename, an added or removed skill: each changes a stamp or the folder listing, so each is read.
+
+Otherwise, reading the skills again need not parse every frontmatter: :func:`load` (what
 :meth:`router.index.LibrarySource.read` calls) keeps the profile's frontmatter parses beside the index
 (``frontmatter.saved``: frontmatter text -> its parse, :func:`router.profiles.base.front_parse`) and gives them to
 the next process, which reads every SKILL.md as always but parses only a frontmatter it has not seen. Kept by
@@ -36,7 +49,7 @@ import datetime
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -432,7 +445,7 @@ def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
 #: (:func:`router.index.kept_texts`). A new process after one edit then reads and parses only the files whose stamp
 #: changed; an unchanged skill's body is read from its file only when something asks for it (:class:`SavedSkill`).
 PARSES_FILE = "parses.saved"
-PARSES_FORMAT = 1
+PARSES_FORMAT = 2
 #: The index folders whose kept parses this process read or wrote: (kind, the entries as they were then).
 _PARSES_SEEN: dict[str, _ParsesFile] = {}
 
@@ -478,9 +491,8 @@ def _saved_class() -> type:
             texts = known.get("saved_texts")
             if texts is None:
                 description = self.description
-                texts = known["saved_texts"] = {
-                    key: [description if t == 0 else t[0] + description if type(t) is list else t for t in row]
-                    for key, row in known.get("_texts", {}).items()}
+                texts = known["saved_texts"] = {key: _row_of(row, description)
+                                                for key, row in known.get("_texts", {}).items()}
             return texts
 
         def _read_body(self) -> str:
@@ -533,10 +545,30 @@ def _skills_in(value: Any) -> list[Skill]:
 _SKILL_TAG = f"{TAG}skill"
 
 
+#: A kept row of signal texts is one string: the texts joined by :data:`_SEP`, a text that is the description kept
+#: as :data:`_SAME`, one that ends with it as :data:`_ENDS` and what comes before (a row holding one of these
+#: characters is kept as a list of its texts).
+_SEP, _SAME, _ENDS = "\x1f", "\x1e", "\x1d"
+
+
+def _kept_row(row: Sequence[str], description: str) -> str | list[str]:
+    if any(_SEP in t or _SAME in t or _ENDS in t for t in row):
+        return list(row)
+    return _SEP.join(_SAME if t == description else _ENDS + t[:len(t) - len(description)]
+                     if description and t.endswith(description) else t for t in row)
+
+
+def _row_of(kept: Any, description: str) -> list[str]:
+    if type(kept) is list:
+        return kept
+    return [description if t == _SAME else t[1:] + description if t[:1] == _ENDS else t
+            for t in kept.split(_SEP)]
+
+
 def _encode_parse(value: Any) -> Any:
-    """A parse as JSON holds it: :func:`_plain`, with each skill's fields but its body, and its signal texts
-    (:func:`router.index.kept_texts`; a text that is the description, or ends with it, is kept without it).
-    TypeError for a value that cannot be kept."""
+    """A parse as JSON holds it: :func:`_plain`, with each skill's fields but its body (a list, in a fixed order),
+    and its signal texts (:func:`router.index.kept_texts`, each row one string, :func:`_kept_row`). TypeError for
+    a value that cannot be kept."""
     from router.index import kept_texts
     from router.skill import Skill
 
@@ -544,13 +576,9 @@ def _encode_parse(value: Any) -> Any:
         if type(value) is not Skill and not isinstance(value, _Saved):
             raise TypeError(f"{type(value).__name__} is not kept")
         description = value.description
-        texts = {key: [0 if t == description else [t[:len(t) - len(description)]]
-                       if description and t.endswith(description) else t for t in row]
-                 for key, row in kept_texts(value).items()}
-        return {_SKILL_TAG: {"name": value.name, "description": description, "path": value.path,
-                             "id": value.id, "metadata": _plain(dict(value.metadata)),
-                             "index_description": value.index_description, "examples": list(value.examples),
-                             "os_path": value.os_path, "texts": texts}}
+        texts = {key: _kept_row(row, description) for key, row in kept_texts(value).items()}
+        return {_SKILL_TAG: [value.name, description, value.path, value.id, _plain(dict(value.metadata)),
+                             value.index_description, list(value.examples), value.os_path, texts]}
     if type(value) is tuple:
         return {f"{TAG}tuple": [_encode_parse(v) for v in value]}
     if type(value) is list:
@@ -566,17 +594,16 @@ def _decode_parse(data: Any, reparse: Callable[[], Any]) -> Any:
     if type(data) is dict and len(data) == 1:
         (key, inner), = data.items()
         if key == _SKILL_TAG:
-            skill: Any = object.__new__(saved_skill_class())
-            description = inner["description"]
-            if type(description) is not str or type(inner["texts"]) is not dict:
+            name, description, where, ident, metadata, index_description, examples, os_path, texts = inner
+            if {type(t) for t in (name, description, where, ident, index_description, os_path)} != {str} \
+                    or type(texts) is not dict or type(examples) is not list:
                 raise TypeError("not a kept skill")
-            metadata = inner["metadata"]
             if type(metadata) is not dict or {type(v) for v in metadata.values()} - {str}:
                 metadata = _value(metadata)  # not only text values: tagged ones read back
-            skill.__dict__.update(name=inner["name"], description=description, path=inner["path"], id=inner["id"],
-                                  metadata=metadata, index_description=inner["index_description"],
-                                  examples=tuple(inner["examples"]), os_path=inner["os_path"], _reparse=reparse,
-                                  _texts=inner["texts"])
+            skill: Any = object.__new__(saved_skill_class())
+            skill.__dict__.update(name=name, description=description, path=where, id=ident, metadata=metadata,
+                                  index_description=index_description, examples=tuple(examples), os_path=os_path,
+                                  _reparse=reparse, _texts=texts)
             return skill
         if key == f"{TAG}tuple":
             return tuple(_decode_parse(v, reparse) for v in inner)
@@ -594,7 +621,11 @@ class _KeptParse:
         self.value: Any = None
 
     def resolve_parse(self, reparse: Callable[[], Any]) -> Any:
-        self.value = _decode_parse(self.data, reparse)
+        try:
+            self.value = _decode_parse(self.data, reparse)
+        except (KeyError, TypeError, ValueError):  # not what was written: the file is read and parsed
+            NOTES.append(f"a damaged entry in the kept parses ({PARSES_FILE}): its SKILL.md is read")
+            self.value = reparse()
         return self.value
 
 

@@ -670,7 +670,8 @@ def test_a_damaged_or_foreign_file_of_parses_by_stamp_is_not_used(tmp_path: Path
     head, _, rest = whole.partition(b"\n")
     lines = rest.splitlines()
     cases = {
-        "version": (whole.replace(b'"format": 1', b'"format": 0'), len(SKILLS), "not usable"),
+        "version": (whole.replace(f'"format": {fresh.PARSES_FORMAT}'.encode(), b'"format": 0'), len(SKILLS),
+                    "not usable"),
         "kind": (whole.replace(b'"kind": "GenkitProfile"', b'"kind": "CodexProfile"'), len(SKILLS), "not usable"),
         "header": (b"{cut" + whole[40:], len(SKILLS), "not usable"),
         "one line": (b"\n".join([head, lines[0][:30], *lines[1:]]) + b"\n", 1, "1 damaged line"),
@@ -719,3 +720,26 @@ def test_edits_are_appended_and_the_file_is_written_whole_when_old_lines_pile_up
 
 def test_the_passage_size_limit_is_where_bodies_are_all_read() -> None:
     assert fresh._ALL_BODIES_READ == passages.MAX_SKILLS
+
+
+def test_a_kept_entry_that_does_not_decode_costs_the_read_of_its_file(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder())
+    kept = tmp_path / "scratch" / fresh.PARSES_FILE
+    head, *lines = kept.read_bytes().splitlines()
+    import json
+
+    key, stamp, _ = json.loads(lines[2])
+    lines[2] = json.dumps([key, stamp, {"\0skill": ["too", "short"]}]).encode()
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / fresh.PARSES_FILE).write_bytes(b"\n".join([head, *lines]) + b"\n")
+    forget()
+    reads = counting_reads(monkeypatch)
+    got = router(skills, tmp_path / "idx", FakeEncoder())
+    assert len(reads) == 0  # the file was read by the same parse (read_skill_file), not by the discovery
+    assert any("damaged entry" in n for n in got.notes)
+    assert_same_scores(got, scratch)
+    assert fields(got.skills) == fields(scratch.skills)
