@@ -633,7 +633,7 @@ class _ParsesFile:
     """What this process knows of one index folder's :data:`PARSES_FILE`: its kind, the line of each entry (the
     last one wins), the entries as read back, and how many lines the file holds."""
 
-    def __init__(self, kind: str, lines: dict[str, tuple[list[int], bytes]], kept: dict[str, _KeptParse],
+    def __init__(self, kind: str, lines: dict[str, tuple[tuple[int, ...], bytes]], kept: dict[str, _KeptParse],
                  count: int) -> None:
         self.kind, self.lines, self.kept, self.count = kind, lines, kept, count
 
@@ -664,7 +664,7 @@ def _load_parses(spec: LibrarySpec, kind: str, target: str) -> bool:
         NOTES.append(f"the kept parses in {target} are not usable ({_first_words(exc)}); every SKILL.md is read "
                      "and they are written again")
         return False
-    lines: dict[str, tuple[list[int], bytes]] = {}
+    lines: dict[str, tuple[tuple[int, ...], bytes]] = {}
     kept: dict[str, _KeptParse] = {}
     stamps: dict[str, tuple[tuple[int, ...], Any]] = {}
     bad = count = 0
@@ -684,7 +684,7 @@ def _load_parses(spec: LibrarySpec, kind: str, target: str) -> bool:
         except (TypeError, ValueError):
             bad += 1
             continue
-        lines[key] = (stamp, line)
+        lines[key] = (tuple(stamp), line)
         kept[key] = _KeptParse(data)
         stamps[key] = (tuple(stamp), kept[key])
     if bad:
@@ -712,19 +712,13 @@ def take_notes() -> list[str]:
     return taken
 
 
-def _unchanged(kept: _KeptParse | None, stamp: list[int], value: Any, line: tuple[list[int], bytes] | None) -> bool:
+def _unchanged(kept: _KeptParse | None, stamp: tuple[int, ...], value: Any,
+               line: tuple[tuple[int, ...], bytes] | None) -> bool:
     """Whether ``value`` (with ``stamp``) is what ``kept`` was read back as, with no new signal text."""
     if kept is None or line is None or kept.value is not value or line[0] != stamp:
         return False
-    from router.index import _TEXTS
-
-    for skill in _skills_in(value):
-        saved = getattr(skill, "saved_texts", None) or {}
-        for key, now in _TEXTS.items():
-            found = now.get(skill.id)
-            if found is not None and found[0] is skill and tuple(saved.get(key, ())) != found[1]:
-                return False  # a text computed now (another config's)
-    return True
+    # a skill read back whose texts were computed now (another config's) is kept with them
+    return not any("texts_computed" in skill.__dict__ for skill in _skills_in(value))
 
 
 def _line(key: str, stamp: list[int], value: Any) -> bytes:
@@ -743,18 +737,17 @@ def _keep_parses(spec: LibrarySpec, kind: str, target: str, entries: dict[str, t
     seen = _PARSES_SEEN.get(target)
     if seen is not None and seen.kind != kind:
         seen = None
-    fresh_lines: dict[str, tuple[list[int], bytes]] = {}
+    fresh_lines: dict[str, tuple[tuple[int, ...], bytes]] = {}
     try:
         for key, (stamp, value) in entries.items():
             if isinstance(value, _KeptParse):
                 continue  # kept by an earlier process, and not met by this discovery
-            listed = list(stamp)
             old = seen.lines.get(key) if seen is not None else None
-            if seen is not None and _unchanged(seen.kept.get(key), listed, value, old):
+            if seen is not None and _unchanged(seen.kept.get(key), stamp, value, old):
                 continue
-            line = _line(key, listed, value)
+            line = _line(key, list(stamp), value)
             if old is None or old[1] != line:
-                fresh_lines[key] = (listed, line)
+                fresh_lines[key] = (stamp, line)
     except TypeError:  # a parse JSON cannot hold: kept none, so every file is read (and parsed by text)
         return False
     if seen is not None and not fresh_lines:

@@ -233,6 +233,8 @@ class LibrarySource:
                 row = tuple(kept.get(key, ())) if kept else ()
                 if len(row) != len(parts) or (row and {type(t) for t in row} != {str}):
                     row = tuple(signals[name].text(skill, config) for name in parts)
+                    if kept is not None:
+                        skill.__dict__["texts_computed"] = True  # its kept parse is to be kept with these
                     if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
                         rows.append(row)
                         continue
