@@ -492,7 +492,7 @@ def _saved_class() -> type:
             if texts is None:
                 description = self.description
                 texts = known["saved_texts"] = {key: _row_of(row, description)
-                                                for key, row in known.get("_texts", {}).items()}
+                                                for key, row in known.pop("_texts", {}).items()}
             return texts
 
         def _read_body(self) -> str:
@@ -621,11 +621,14 @@ class _KeptParse:
         self.value: Any = None
 
     def resolve_parse(self, reparse: Callable[[], Any]) -> Any:
+        if self.data is None:  # met again in the same discovery (a root given twice): the same parse
+            return self.value
         try:
             self.value = _decode_parse(self.data, reparse)
         except (KeyError, TypeError, ValueError):  # not what was written: the file is read and parsed
             NOTES.append(f"a damaged entry in the kept parses ({PARSES_FILE}): its SKILL.md is read")
             self.value = reparse()
+        self.data = None  # made once: a server does not hold the text of every parse twice
         return self.value
 
 

@@ -743,3 +743,18 @@ def test_a_kept_entry_that_does_not_decode_costs_the_read_of_its_file(tmp_path: 
     assert any("damaged entry" in n for n in got.notes)
     assert_same_scores(got, scratch)
     assert fields(got.skills) == fields(scratch.skills)
+
+
+def test_a_root_given_twice_gets_the_same_kept_parse_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    twice = [str(skills), str(skills)]
+    Router.from_skills(twice, "genkit", RouterConfig(route_above=0), index_folder=str(tmp_path / "idx"),
+                       encoder=FakeEncoder())
+    forget()
+    reads = counting_reads(monkeypatch)
+    got = Router.from_skills(twice, "genkit", RouterConfig(route_above=0), index_folder=str(tmp_path / "idx"),
+                             encoder=FakeEncoder())
+    assert reads == [] and sorted(s.id for s in got.skills) == sorted(SKILLS)
+    assert fields(got.skills) == fields(router(skills, tmp_path / "scratch", FakeEncoder()).skills)
