@@ -4,26 +4,28 @@
 
 Requests: benchmarks/data/users-{corpora,bundled}-dev.jsonl (the first set), users-*-dev-abstain.jsonl (written
 for this decision: chit-chat, knowledge, short single-skill requests) and users-*-dev-tasks.jsonl (everyday tasks
-no skill serves, single-skill tasks in other words), over the two libraries of benchmarks/users.py, all dev. Every
-request gets the four numbers of ``router.abstain.features`` (through ``Router.no_skill_features``, exactly as
-routing computes them); requests that name a skill are left out (routing never drops them).
+no skill serves, single-skill tasks in other words), over the two libraries of benchmarks/users.py, all dev, their
+bodies' passages embedded (``passage_dense`` weighing 0.5; its own index folders). Every request gets the five
+numbers of ``router.abstain.features`` (through ``Router.no_skill_features``, exactly as routing computes them);
+requests that name a skill are left out (routing never drops them).
 
-- The model: logistic regression on the four numbers, standardised, L2 penalty 1 on the weights, each class of
-  each library weighing the same in total (so the 700-skill library does not outvote the 50-skill one, nor the
-  many single-skill requests the few no-skill ones); fitted by Newton's method.
+- The models: the five numbers (``COEFFICIENTS``, ``CUT``), and the first four (``FALLBACK_COEFFICIENTS``,
+  ``FALLBACK_CUT``: a library without embedded passages), each by logistic regression, standardised, L2 penalty 1
+  on the weights, each class of each library weighing the same in total (so the 700-skill library does not outvote
+  the 50-skill one, nor the many single-skill requests the few no-skill ones); fitted by Newton's method.
 - The cut: the lowest logit at which no library's single-skill requests are dropped more than ``--target``
   (1.5%, so that held-out requests have room below the 3% goal; in the cross-validation it gives the no-skill
   requests the same share given nothing as 2% does, with fewer single-skill requests dropped), halfway to the
   next lower request.
-- Cross-validation: 10 folds x 5 repeats, model and cut fitted on nine folds and applied to the tenth; and the
-  transfer test, fitted on one library and applied to the other.
+- Cross-validation: 10 folds x 5 repeats, model and cut fitted on nine folds and applied to the tenth (the five
+  numbers, and the four on the same folds); and the transfer test, fitted on one library and applied to the other.
 - The comparison: per library and set, the share of no-skill requests given nothing and of single-skill requests
   wrongly dropped, by the first rule (confidence floor 0.15, margin 0.05 over the first 54 everyday requests), by
-  the previous default (the same model over the first three numbers, fitted on the first and added sets), by the
-  fitted model, cross-validated and across libraries; the paired bootstrap of the correct decisions
-  (``router.evaluation.stats.paired_comparison``) pairs the cross-validated decisions with those of the previous
-  three numbers cross-validated on the same folds, and with the previous default's as fitted (on the held-out sets
-  of ``--older``: the fitted model's with the previous default's).
+  the previous default (the four numbers, as fitted before the fifth), by the fitted model, cross-validated and
+  across libraries; the paired bootstrap of the correct decisions (``router.evaluation.stats.paired_comparison``)
+  pairs the cross-validated decisions with those of the four numbers cross-validated on the same folds, and with
+  the previous default's as fitted (on the held-out sets of ``--older``: the fitted model's with the previous
+  default's).
 
 ``--older``: also the same two shares, before and fitted, on the first sets of the project (``bundled-*.jsonl``,
 ``corpora-*.jsonl``, dev and test: written by someone who had read the skills; their no-skill rows over the corpora
@@ -40,19 +42,22 @@ from typing import Any
 
 import numpy as np
 
-from common import read_jsonl, save
-from router import abstain
+from common import ROOT, read_jsonl, save
+from router import Router, abstain
 from router.config import RouterConfig
 from router.evaluation.stats import paired_comparison
 from router.ranking import confidences
-from users import DATA, load, query_of
+from users import DATA, ROOTS, query_of
 
 LIBRARIES = ("corpora", "bundled")
 SETS = {"first": "", "added": "-abstain", "tasks": "-tasks"}
 OLD_FLOOR, OLD_MARGIN, OLD_EVERYDAY = 0.15, 0.05, 54  # the rule before: its floor, margin and everyday list
-#: The default before ``matched``: the model over the first three numbers and its cut, fitted on the first and
-#: the added sets (the paired comparison's baseline).
-PREVIOUS, PREVIOUS_CUT = (-0.5548, -19.6767, 11.7890, -3.4236), 1.2081
+#: The default before the embedded passages: the model over the first four numbers and its cut (the paired
+#: comparison's baseline).
+PREVIOUS, PREVIOUS_CUT = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304), 1.3816
+#: The bodies' passages embedded, so that the fifth number is there (router.signals.passage_dense).
+CONFIG = RouterConfig(weights={"passage_dense": 0.5})
+INDEX = "/tmp/skill-router-abstain-fit"
 
 
 def requests(library: str, first_dev: bool = False) -> list[dict[str, Any]]:
@@ -69,9 +74,14 @@ def older(library: str, split: str) -> list[dict[str, Any]]:
             for row in rows]
 
 
+def load(library: str) -> Router:
+    roots = [str(r) for r in ROOTS] if library == "corpora" else [str(ROOT / "skills")]
+    return Router.from_skills(roots, "agentskills", CONFIG, index_folder=f"{INDEX}/{library}")
+
+
 def measure(library: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Each request's features, kind and set, and the old rule's decision, over one library."""
-    router, _ = load(library, RouterConfig())
+    router = load(library)
     queries = [query_of(r) for r in rows]
     scored = router.score_many(queries)
     features = router.no_skill_features(scored)
@@ -154,8 +164,8 @@ def share(values: np.ndarray) -> float:
 
 
 def previous_model(features: np.ndarray) -> np.ndarray:
-    """The decision of the default before ``matched``: the same model over the first three numbers."""
-    return PREVIOUS[0] + features[:, :3] @ np.array(PREVIOUS[1:]) >= PREVIOUS_CUT
+    """The decision of the default before the embedded passages: the model over the first four numbers."""
+    return PREVIOUS[0] + features[:, :4] @ np.array(PREVIOUS[1:]) >= PREVIOUS_CUT
 
 
 def pair(base: np.ndarray, new: np.ndarray, none: bool) -> dict[str, Any]:
@@ -192,8 +202,10 @@ def main() -> None:
     score = logits(x, model)
     cut = choose_cut(score, y, library, args.target)
     new = score >= cut
+    fallback = fit(x[:, :4], y, balanced(y, library))  # a library without embedded passages
+    fallback_cut = choose_cut(logits(x[:, :4], fallback), y, library, args.target)
     cv = cross_validate(x, y, library, args.target)
-    cv_three = cross_validate(x[:, :3], y, library, args.target)  # the previous three numbers, on the same folds
+    cv_four = cross_validate(x[:, :4], y, library, args.target)  # the four numbers, on the same folds
     transfer = np.zeros(len(y), dtype=bool)
     for lib in LIBRARIES:
         other = library != lib
@@ -202,15 +214,17 @@ def main() -> None:
         transfer[~other] = logits(x[~other], fold_model) >= fold_cut
 
     print(f"COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in model)})  # intercept, best - chance, everyday, "
-          f"lexical - chance, matched - chance")
+          f"lexical - chance, matched - chance, passage - chance")
     print(f"CUT = {cut:.4f}")
+    print(f"FALLBACK_COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in fallback)})")
+    print(f"FALLBACK_CUT = {fallback_cut:.4f}")
     for lib, m in measured.items():
         print(f"chance {lib}: best {m['chance'].best:.4f}, lexical {m['chance'].lexical:.4f}, "
-              f"matched {m['chance'].matched:.4f}")
-    labels = ("rule", "previous", "cv_three", "fitted", "cv", "other_library")
+              f"matched {m['chance'].matched:.4f}, passage {m['chance'].passage:.4f}")
+    labels = ("rule", "previous", "cv_four", "fitted", "cv", "other_library")
     table: dict[str, Any] = {}
     print(f"\n{'library':8} {'set':11} {'none n':>6} {'single n':>8}   none given nothing: rule / previous / CV of "
-          "three / fitted / CV / other library   single wrongly dropped: the same")
+          "four / fitted / CV / other library   single wrongly dropped: the same")
     for lib in (*LIBRARIES, "pooled"):
         for name in names:
             mask = ((library == lib) | (lib == "pooled")) & ((sets == name) | (name == "all"))
@@ -218,28 +232,28 @@ def main() -> None:
             if not mask.any():
                 continue
             entry: dict[str, Any] = {"none_n": int(nones.sum()), "single_n": int(singles.sum())}
-            for label, decided in zip(labels, (old, previous, cv_three, new, cv, transfer), strict=True):
+            for label, decided in zip(labels, (old, previous, cv_four, new, cv, transfer), strict=True):
                 entry[label] = {"none_given_nothing": share(decided[nones]),
                                 "single_wrongly_dropped": share(decided[singles])}
             table[f"{lib}/{name}"] = entry
             print(f"{lib:8} {name:11} {entry['none_n']:6} {entry['single_n']:8}   "
                   + " / ".join(f"{entry[k]['none_given_nothing']:5.1f}" for k in labels)
                   + "     " + " / ".join(f"{entry[k]['single_wrongly_dropped']:4.1f}" for k in labels))
-    print("\npaired bootstrap, cross-validated minus the previous three numbers cross-validated on the same folds "
+    print("\npaired bootstrap, cross-validated minus the four numbers cross-validated on the same folds "
           "(correct decisions, a share of the repeats; mean difference in points [95% CI], p, requests won/lost), then "
           "minus the previous default as fitted:")
-    tests: dict[str, Any] = {"cv_three": {}, "previous": {}}
+    tests: dict[str, Any] = {"cv_four": {}, "previous": {}}
     for lib in (*LIBRARIES, "pooled"):
         for name in names:
             mask = ((library == lib) | (lib == "pooled")) & ((sets == name) | (name == "all"))
             for what, sel in (("none", mask & y), ("single", mask & (kinds == "single"))):
                 if not sel.any():
                     continue
-                three = tests["cv_three"][f"{lib}/{name}/{what}"] = pair(cv_three[sel], cv[sel], what == "none")
+                four = tests["cv_four"][f"{lib}/{name}/{what}"] = pair(cv_four[sel], cv[sel], what == "none")
                 fitted = tests["previous"][f"{lib}/{name}/{what}"] = pair(previous[sel], cv[sel], what == "none")
                 print(f"  {lib:8} {name:6} {what:6} " + "   ".join(
                     f"{t['diff']:+5.1f} [{t['low']:+.1f}, {t['high']:+.1f}] p = {t['p']:.2g}, {t['won']}/{t['lost']}"
-                    for t in (three, fitted)))
+                    for t in (four, fitted)))
     print("\nstill wrong (fitted):")
     for i in np.flatnonzero(new != y):
         if kinds[i] == "multi" and not new[i]:
@@ -266,14 +280,16 @@ def main() -> None:
                       f"(p = {none['p']:.2g}, rule {none['rule']}); single {single['previous']:4.1f} -> "
                       f"{single['fitted']:4.1f} of {single['n']} (p = {single['p']:.2g}, rule {single['rule']})")
     save("abstain_fit", {"older": checks, "coefficients": [round(float(c), 4) for c in model], "cut": round(cut, 4),
+                         "fallback_coefficients": [round(float(c), 4) for c in fallback],
+                         "fallback_cut": round(fallback_cut, 4),
                          "target": args.target, "table": table, "paired": tests,
                          "chance": {lib: vars(m["chance"]) for lib, m in measured.items()},
                          "requests": [{"id": r["id"], "kind": r["kind"], "set": r["set"], "library": lib,
                                        "features": [round(float(v), 4) for v in f], "rule": bool(o),
                                        "previous": bool(b), "fitted": bool(n), "cv": round(float(c), 2),
-                                       "cv_three": round(float(t), 2)}
+                                       "cv_four": round(float(t), 2)}
                                       for r, lib, f, o, b, n, c, t in zip(rows, library, x, old, previous, new, cv,
-                                                                          cv_three, strict=True)]})
+                                                                          cv_four, strict=True)]})
 
 
 if __name__ == "__main__":
