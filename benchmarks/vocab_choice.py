@@ -342,7 +342,8 @@ def main() -> None:
                     neighbours[key] = TermNeighbours(router, "desc")
                 tn = neighbours[key]
                 bm25_top = normalise(kept["bm25"], "zscore").max(axis=1)
-                grid = itertools.product((3, 5), (0.2, 0.3)) if not args.gated else itertools.product((3, 5), (0.3,))
+                taus = (0.3,) if args.gated else (0.2, 0.3, 0.35, 0.4)
+                grid = itertools.product((3, 5), taus)
                 for m, tau in grid:
                     expansion = tn.feedback(routed, scored.vectors, fused, m, 10, tau)
                     if args.gated:
