@@ -1300,6 +1300,7 @@ class PgSignals:
                                                " GROUP BY slot", x=g.table("examples")), {"q": q, "g": g.id}) \
                 if g.has_examples else None
             row_cursors = self._row_cursors(conn, q)
+            conn.commit()  # in the same round trip: the pool finds the connection idle, and sends nothing more
         rows = dense_cursor.fetchall()
         dense = np.zeros(g.n)
         dense[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
@@ -1351,6 +1352,7 @@ class PgSignals:
                                                           "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
             example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
             row_cursors = self._row_cursors(conn, q)
+            conn.commit()  # in the same round trip
         rows = cursor.fetchall()
         if not rows:
             raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
@@ -1412,6 +1414,7 @@ class PgSignals:
             cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
             example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
             row_cursors = self._row_cursors(conn, q)
+            conn.commit()  # in the same round trip
         rows = cursor.fetchall()
         if not rows:
             raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
@@ -1677,8 +1680,10 @@ class StoredRows:
         else:
             query = _sql("SELECT slot, born, record FROM {d} WHERE slot = %(s)s AND born = %(b)s", d=self.table)
             bounds = {"s": slot, "b": born}
-        with self.db.connection() as conn:
-            rows = conn.execute(query, bounds).fetchall()
+        with self.db.connection() as conn, conn.pipeline():
+            cursor = conn.execute(query, bounds)
+            conn.commit()  # in the same round trip
+        rows = cursor.fetchall()
         self.reads += 1
         with self._lock:
             for s, b, record in rows:
@@ -1691,6 +1696,39 @@ class StoredRows:
             raise StoreUnavailable(f"skill row {slot} of generation {born} is no longer in {redacted(self.db.url)}: "
                                    f"the next request reads the current generation")
         return found
+
+
+    def warm(self, keys: Sequence[tuple[int, int]]) -> None:
+        """Read the rows of ``keys`` ((slot, generation of birth)) that are not kept, in one statement: the
+        skills a routing shows, before anything renders them (one round trip instead of one a skill)."""
+        with self._lock:
+            missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if not missing:
+            return
+        query = _sql("SELECT d.slot, d.born, d.record FROM {d} d JOIN unnest(%(s)s::int4[], %(b)s::int8[]) AS k(slot, "
+                     "born) ON d.slot = k.slot AND d.born = k.born", d=self.table)
+        with self.db.connection() as conn, conn.pipeline():
+            cursor = conn.execute(query, {"s": [k[0] for k in missing], "b": [k[1] for k in missing]})
+            conn.commit()  # in the same round trip
+        rows = cursor.fetchall()
+        self.reads += 1
+        with self._lock:
+            for slot, born, record in rows:
+                self._cache[(int(slot), int(born))] = json.loads(record)
+                self._cache.move_to_end((int(slot), int(born)))
+            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
+                self._cache.popitem(last=False)
+
+
+def _warm(routings: Sequence[Any]) -> None:
+    """The catalogue rows of the skills ``routings`` show, read together (:meth:`StoredRows.warm`)."""
+    by_table: dict[int, tuple[StoredRows, list[tuple[int, int]]]] = {}
+    for routing in routings:
+        for skill in routing.shown:
+            if isinstance(skill, StoredSkill):
+                by_table.setdefault(id(skill._rows), (skill._rows, []))[1].append((skill._slot, skill._born))
+    for rows, keys in by_table.values():
+        rows.warm(keys)
 
 
 def _stored_field(name: str, convert: Callable[[Any], Any] = lambda v: v) -> property:
@@ -1821,7 +1859,6 @@ class Replica:
         from indexes.tokenize import Tokenizer
 
         from router import passages
-        from router.routing import Router
 
         if self.config.embeds_bodies:  # a replica would fuse without the signal its config weighs
             raise ConfigError(NO_BODY_EMBEDDINGS)
@@ -1864,4 +1901,23 @@ class Replica:
             signals = beside(signals, source, ("passages",))
         report = BuildReport(chance=kept_chance(generation, signals, source.encoder.model_id))
         index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), report)
-        return Router(index, same_places=before if same_places else None)
+        return _replica_router()(index, same_places=before if same_places else None)
+
+
+def _replica_router() -> type:
+    """:class:`router.routing.Router` whose routings read the rows of the skills they show in one statement."""
+    global _REPLICA_ROUTER
+    if _REPLICA_ROUTER is None:
+        from router.routing import Router
+
+        class ReplicaRouter(Router):
+            def route_many(self, *args: Any, **kwargs: Any) -> Any:
+                routings = super().route_many(*args, **kwargs)
+                _warm(routings)
+                return routings
+
+        _REPLICA_ROUTER = ReplicaRouter
+    return _REPLICA_ROUTER
+
+
+_REPLICA_ROUTER: type | None = None
