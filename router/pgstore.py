@@ -1235,9 +1235,12 @@ class PgSignals:
                         self._pending.read = pending = None  # read again on the request's own connection
                         raise
                 with self.db.connection() as conn:
-                    for row, (text, vector) in enumerate(zip(texts, vectors)):
-                        scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
-                            self._retrieved(conn, text, vector)
+                    if g.n < EXACT_BELOW or not self.postings_in_replica:
+                        rows = [self._exact(conn, text, vector) if g.n < EXACT_BELOW else
+                                self._retrieved(conn, text, vector) for text, vector in zip(texts, vectors)]
+                    else:
+                        rows = self._retrieved_many(conn, texts, vectors)
+                    for row, scores in enumerate(rows):
                         for name in names:
                             out[name][row] = scores[name]
                     out["centrality"] = np.repeat(self._centrality(conn)[None, :], len(texts), axis=0)
@@ -1325,51 +1328,62 @@ class PgSignals:
     postings_in_replica = True
 
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the request's terms (read while
-        the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
-        the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
-        :func:`indexes.fill`'s dense fill."""
-        from router import pgexamples, pgquery
-
+        """Past :data:`EXACT_BELOW`, one request (:meth:`_retrieved_many`)."""
         if not self.postings_in_replica:
             return self._retrieved_in_sql(conn, text, vector)
+        return self._retrieved_many(conn, [text], np.asarray(vector)[None, :])[0]
+
+    def _retrieved_many(self, conn: Any, texts: Sequence[str], vectors: np.ndarray) -> list[dict[str, np.ndarray]]:
+        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the requests' terms (read while
+        the requests were embedded, :meth:`prefetch`, else in one statement for all of them), then for each request
+        one statement for the HNSW top list and the cosines of the BM25 top list (:func:`router.pgquery.dense_sql`),
+        all of them sent in one round trip; the skills left out of both get :func:`indexes.fill`'s dense fill.
+        Scored together (the no-skill sample of a commit, a batch of a server), each request's scores are the ones
+        it gets alone."""
+        from router import pgexamples, pgquery
+
         g = self.generation
-        q = np.asarray(vector, dtype=np.float32)
         depth, ef_search = self.wanted()
-        terms = self._terms(text)
-        weighted = self._postings(conn, terms)
-        out: dict[str, np.ndarray] = {}
-        extra: set[int] = set()
-        for name in g.fields:
-            out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
-            extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+        requests = [self._terms(text) for text in texts]
+        weighted = self._postings(conn, sorted({t for terms in requests for t in terms}))
+        outs: list[dict[str, np.ndarray]] = []
+        sent: list[tuple[Any, ...]] = []
         with conn.pipeline():
             # no parallel workers or JIT for a statement of a few milliseconds
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
                          "set_config('jit', 'off', true)", (str(ef_search),))
-            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
-                                                          "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
-            example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
-            row_cursors = self._row_cursors(conn, q)
+            for terms, vector in zip(requests, vectors):
+                q = np.asarray(vector, dtype=np.float32)
+                out: dict[str, np.ndarray] = {}
+                extra: set[int] = set()
+                for name in g.fields:
+                    out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
+                    extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+                cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
+                                                              "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
+                example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+                sent.append((q, cursor, example_cursor, self._row_cursors(conn, q)))
+                outs.append(out)
             conn.commit()  # in the same round trip
-        rows = cursor.fetchall()
-        if not rows:
-            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
-                                   f"the current generation")
-        self._row_scores(row_cursors, out)
-        where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
-        out["dense"] = dense
-        self.cut += cut
-        if g.has_examples:
-            found: list[tuple[Any, ...]]
-            if example_cursor is not None:  # every owner's best example and own cosine: exact moments
-                found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
-            else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
-                found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
-            out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
-                if found or example_cursor is not None else dense.copy()
-        return out
+        for out, (q, cursor, example_cursor, row_cursors) in zip(outs, sent):
+            rows = cursor.fetchall()
+            if not rows:
+                raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request "
+                                       f"reads the current generation")
+            self._row_scores(row_cursors, out)
+            where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
+            out["dense"] = dense
+            self.cut += cut
+            if g.has_examples:
+                found: list[tuple[Any, ...]]
+                if example_cursor is not None:  # every owner's best example and own cosine: exact moments
+                    found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
+                else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
+                    found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
+                out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n,
+                                                    ceiling) if found or example_cursor is not None else dense.copy()
+        return outs
 
     def _dense_of(self, rows: Sequence[Sequence[Any]], q: np.ndarray, depth: int) -> tuple[Any, ...]:
         """From retrieval ``rows`` (slot, cosine, in the HNSW top list, ...): the candidates' positions, their
