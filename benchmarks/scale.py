@@ -416,6 +416,8 @@ def prepare(n: int, server: PgServer, work: Path, cached: bool) -> tuple[Path, l
     source = LibrarySource.read(LibrarySpec.create(catalog=str(catalog))).chosen()
     out: dict[str, Any] = {"rows": n, "base_rows": len(base), "requests": len(queries)}
     with db.connection() as conn:
+        if pgstore.schema_version(conn):
+            pgstore.migrate(conn)  # a kept database of an older schema: its generation stays, its tables move on
         current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (source.spec.key,)
                                ).fetchone() if pgstore.schema_version(conn) else None
     if current is not None and current[0] == pgstore.library_signature(source):

@@ -67,9 +67,30 @@ def ranks_by_score(scores: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def rank_of(scores: np.ndarray, order: np.ndarray, i: int) -> int:
-    """``ranks_by_score(scores, order)[i]`` for one document of a 1-D array, without sorting every document."""
+    """``ranks_by_score(scores, order)[i]`` for one document of a 1-D array, without sorting every document (the
+    id order is read only among the documents that tie with it)."""
     value = scores[i]
-    return int(np.count_nonzero(scores > value) + np.count_nonzero((scores == value) & (order < order[i])) + 1)
+    ties = scores == value
+    tied = int(np.count_nonzero(ties))
+    before = int(np.count_nonzero(order[ties] < order[i])) if tied > 1 else 0
+    return int(np.count_nonzero(scores > value)) + before + 1
+
+
+#: Past this many values, :func:`kth_largest` partitions only the values above a sample's k-th largest.
+SAMPLE_ABOVE = 8192
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (1-D, no NaN, 1 <= k <= len), exactly ``-np.partition(-values, k -
+    1)[k - 1]``. Past :data:`SAMPLE_ABOVE` values, a strided sample's k-th largest bounds it from below (the sample's
+    k best are k values of the array at least that large), so only the values at or above the bound are partitioned:
+    a few hundred instead of every one (numpy's partition of 100,000 values took 2-5 ms a request)."""
+    n = len(values)
+    if n > SAMPLE_ABOVE and k * 64 < n:
+        sample = values[:: max(1, n // (64 * k))]
+        bound = -np.partition(-sample, k - 1)[k - 1]
+        values = values[values >= bound]
+    return float(-np.partition(-values, k - 1)[k - 1])
 
 
 def fuse_score_arrays(

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from indexes.fusion import kth_largest
+
 #: (field number, term) -> (slots, term frequencies, document lengths) of the live postings, int64 / float64
 Postings = Mapping[tuple[int, str], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -179,7 +181,7 @@ def top_positions(row: np.ndarray, slot_of: np.ndarray, depth: int) -> np.ndarra
     matched = np.flatnonzero(row > 0)
     values = row[matched]
     if len(matched) > depth:
-        kth = np.partition(values, len(values) - depth)[len(values) - depth]  # the depth-th best score
+        kth = kth_largest(values, depth)  # the depth-th best score
         keep = values >= kth
         matched, values = matched[keep], values[keep]
     order = np.lexsort((slot_of[matched], -values))

@@ -18,6 +18,17 @@ reader that finds another version says to run ``index``)::
                                record, dl0, dl1, embedding)                     shows, its lengths and its vector
     <prefix>_e<epoch>_examples (slot, born, died, embedding)                    every example request's vector
     <prefix>_e<epoch>_postings (field, term, slot, born, died, tf, dl)          BM25 postings (field 0 text, 1 body)
+    <prefix>_e<epoch>_vectors (signal, slot, born, died, vector_hash,           the rows of the signals whose index
+                               embedding)                                       is one vector a skill (schema 4)
+
+Row vectors. A signal that declares ``row_vectors`` (``passage_dense``: the mean of the embedded head passages of
+a body) is built by its own ``build`` when the writer's config wants it, its passages embedded through the
+embedding cache (batch by batch, committed: a killed build resumes), and its vectors (one a skill) written to the
+epoch's vectors table; an edit writes only the rows whose vector changed (by the hash of its bytes), so a change
+of how the signal cuts or averages rewrites what it changes and nothing else. The generation's ``params`` say
+which of these signals its writer wanted and which the library has (``row_signals``); a reader whose config wants
+one the writer did not is told to index with its config. Scored in SQL over every live row (the inner product),
+on the request's connection with the other statements.
 
 Generations. Rows carry the generation that wrote them (``born``) and the one that replaced or removed them
 (``died``, :data:`ALIVE` while current): generation ``g`` reads the rows with ``born <= g < died``. A build whose
@@ -85,7 +96,7 @@ if TYPE_CHECKING:
     from router.signals import BuildReport
     from router.spec import LibrarySpec
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: What a generation's rows are: part of every signature and build key, so a migration that only adds a column
 #: (schema 3: the generations' chance level) keeps every generation current.
 ROW_FORMAT = 2
@@ -253,6 +264,30 @@ def _index_generations(conn: Any, prefix: str, epoch: int) -> None:
                           i=_ident(prefix, f"e{epoch}", f"docs_{column}")))
 
 
+def _add_vector_tables(conn: Any) -> None:
+    """Schema 4: every epoch gets its (empty) table of row vectors; its generations hold none (their writers
+    wanted no such signal, as their params say by having no ``row_signals``)."""
+    rows = conn.execute("SELECT DISTINCT l.prefix, g.epoch, l.dim FROM skill_router_generations g JOIN "
+                        "skill_router_libraries l ON l.key = g.key").fetchall()
+    for prefix, epoch, dim in rows:
+        _create_vectors(conn, prefix, int(epoch), int(dim))
+        _index_vectors(conn, prefix, int(epoch))
+
+
+def _create_vectors(conn: Any, prefix: str, epoch: int, dim: int) -> None:
+    conn.execute(_sql("CREATE TABLE IF NOT EXISTS {v} (signal text NOT NULL, slot integer NOT NULL, born bigint NOT "
+                      "NULL, died bigint NOT NULL, vector_hash text NOT NULL, embedding vector({n}) NOT NULL)",
+                      v=_ident(prefix, f"e{epoch}", "vectors"), n=_literal(dim)))
+
+
+def _index_vectors(conn: Any, prefix: str, epoch: int) -> None:
+    vectors = _ident(prefix, f"e{epoch}", "vectors")
+    conn.execute(_sql("CREATE INDEX IF NOT EXISTS {i} ON {v} (signal, slot)", v=vectors,
+                      i=_ident(prefix, f"e{epoch}", "vectors_slot")))
+    conn.execute(_sql("CREATE INDEX IF NOT EXISTS {i} ON {v} (died)", v=vectors,
+                      i=_ident(prefix, f"e{epoch}", "vectors_died")))
+
+
 Migration = str | Callable[[Any], None]
 MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     1: (
@@ -272,6 +307,7 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
         "ALTER TABLE skill_router_generations ADD COLUMN chance jsonb, ADD COLUMN centrality bytea",
         _index_births_and_deaths,
     ),
+    4: (_add_vector_tables,),
 }
 
 
@@ -480,6 +516,22 @@ def read_generation(conn: Any, key: str, url: str, previous: Generation | None =
                       second * scale, chance)
 
 
+def scored_rows(generation: Generation, config: RouterConfig, url: str) -> tuple[str, ...]:
+    """The row-vector signals (:func:`row_signals`) a reader under ``config`` scores from ``generation``: those
+    its config wants and the library has; :class:`ConfigError` for one the generation's writer did not want (it
+    holds no rows of it)."""
+    built = generation.params.get("row_signals") or {}
+    out = []
+    for signal in row_signals(config):
+        if signal.name not in built:
+            raise ConfigError(f"the index in {redacted(url)} was built without the {signal.name} signal, which this "
+                              f"config weighs: run 'skill-router index --index-url ...' with this config, or set its "
+                              f"{signal.name} weight to 0")
+        if built[signal.name] is not None:
+            out.append(signal.name)
+    return tuple(out)
+
+
 def chance_recipe(generation: Generation, signals: Scorer, model_id: str) -> str:
     """The recipe (:func:`router.abstain.chance_recipe`) of ``generation``'s chance level scored by ``signals``:
     its content is the generation itself (its id, signature and build key)."""
@@ -522,7 +574,7 @@ def _keep_derived(db: Any, conn: Any, router: LibrarySource, key: str) -> Genera
 
     generation = read_generation(conn, key, db.url)
     database = PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
-                         [s.id for s in router.skills])
+                         [s.id for s in router.skills], scored_rows(generation, router.config, db.url))
     signals = beside(database, router, ("passages",))
     chance = cast(abstain.Chance, chance_now(signals, router))
     stored = abstain.stored_chance(chance, chance_recipe(generation, signals, router.encoder.model_id))
@@ -544,7 +596,8 @@ def _keep_chance(db: Database, router: LibrarySource, key: str) -> None:
         has_centrality = conn.execute("SELECT centrality IS NOT NULL FROM skill_router_generations WHERE id = %s",
                                       (generation.id,)).fetchone()[0]
     signals = beside(PgSignals(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
-                               [s.id for s in router.skills]), router, ("passages",))
+                               [s.id for s in router.skills], scored_rows(generation, router.config, db.url)), router,
+                     ("passages",))
     if has_centrality and kept_chance(generation, signals, router.encoder.model_id) is not None:
         return
     with db.connection() as conn:
@@ -566,6 +619,8 @@ class PublishReport:
     unchanged: bool = False
     #: rows written by the generation (all of them for a build from scratch, the changed ones for an edit)
     written: int = 0
+    #: row vectors written (:func:`row_signals`: the rows whose vector changed)
+    vectors_written: int = 0
     removed: int = 0
     incremental: bool = False
 
@@ -585,7 +640,7 @@ class _Row:
     examples: tuple[str, ...]  # cache keys of its example requests
 
 
-def _build_key(router: LibrarySource, fields: Sequence[str], dim: int) -> str:
+def _build_key(router: LibrarySource, fields: Sequence[str], dim: int, rows: Sequence[str] = ()) -> str:
     """What every row of an epoch shares: a generation with another key starts a new epoch (a build from
     scratch)."""
     from indexes.bm25 import BM25Params
@@ -595,8 +650,8 @@ def _build_key(router: LibrarySource, fields: Sequence[str], dim: int) -> str:
     params = BM25Params()
     return hashlib.sha256(json.dumps([ROW_FORMAT, router.encoder.model_id, dim, router.profile.name, list(fields),
                                       DEFAULT_TOKENIZER.to_dict(), params.k1, params.b, params.variant, config.body,
-                                      config.body_tokens, config.dense_name], sort_keys=True, default=str
-                                     ).encode()).hexdigest()
+                                      config.body_tokens, config.dense_name, *([sorted(rows)] if rows else [])],
+                                     sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _create_epoch(conn: Any, prefix: str, epoch: int, dim: int) -> None:
@@ -608,6 +663,7 @@ def _create_epoch(conn: Any, prefix: str, epoch: int, dim: int) -> None:
                       "embedding vector({n}) NOT NULL)", x=examples, n=_literal(dim)))
     conn.execute(_sql("CREATE TABLE {p} (field smallint NOT NULL, term text NOT NULL, slot integer NOT NULL, born "
                       "bigint NOT NULL, died bigint NOT NULL, tf integer NOT NULL, dl integer NOT NULL)", p=postings))
+    _create_vectors(conn, prefix, epoch, dim)
 
 
 HNSW_OPTIONS = f"(m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
@@ -624,8 +680,101 @@ def _index_epoch(conn: Any, prefix: str, epoch: int) -> None:
     conn.execute(_sql("CREATE INDEX ON {p} (field, term)", p=postings))
     conn.execute(_sql("CREATE INDEX ON {p} (slot)", p=postings))
     _index_generations(conn, prefix, epoch)
-    for table in (docs, examples, postings):  # the planner's statistics, before the first reader plans a query
+    _index_vectors(conn, prefix, epoch)
+    for table in (docs, examples, postings, _ident(prefix, f"e{epoch}", "vectors")):  # the planner's statistics,
+        # before the first reader plans a query
         conn.execute(_sql("ANALYZE {t}", t=table))
+
+
+def row_signals(config: RouterConfig) -> list[Any]:
+    """The signals ``config`` wants whose index is one vector a skill (``row_vectors``), in registry order: a
+    generation written under ``config`` keeps their rows, a reader under ``config`` scores them."""
+    from router.signals import registry
+
+    return [signal for signal in registry().values() if getattr(signal, "row_vectors", False) and
+            signal.wanted(config)]
+
+
+def _embed_missing(db: Database, router: LibrarySource, prefix: str, missing: Sequence[str],
+                   text_of: Mapping[str, str], report: PublishReport, batch: int,
+                   progress: Callable[[str], None] | None, total: int) -> None:
+    """Embed the texts of the cache keys ``missing`` over the encoder in batches of ``batch``, each batch committed
+    into the embedding cache by COPY (a build killed meanwhile resumes after the last batch)."""
+    from pgvector.psycopg import register_vector
+
+    for low in range(0, len(missing), batch):
+        chunk = missing[low:low + batch]
+        vectors = router.encode([text_of[k] for k in chunk])
+        with db.connection() as conn:
+            register_vector(conn)
+            with conn.cursor().copy(_sql("COPY {t} (content_hash, embedding) FROM STDIN WITH (FORMAT BINARY)",
+                                         t=_ident(prefix, "embeddings"))) as copy:
+                copy.set_types(["text", "vector"])
+                for k, v in zip(chunk, vectors):
+                    copy.write_row((k, np.asarray(v, dtype=np.float32)))
+        report.embedded += len(chunk)
+        if progress:
+            progress(f"embedded {report.reused + report.embedded:,} of {total:,} texts")
+
+
+def _cached(db: Database, prefix: str, keys: Sequence[str], dim: int) -> np.ndarray:
+    """The cached vectors of ``keys`` (all in the cache), in order (float32, one row a key)."""
+    from pgvector.psycopg import register_vector
+
+    unique = list(dict.fromkeys(keys))
+    with db.connection() as conn:
+        register_vector(conn)
+        found = {k: v.to_numpy() for k, v in conn.execute(_sql(
+            "SELECT content_hash, embedding FROM {c} WHERE content_hash = ANY(%s)", c=_ident(prefix, "embeddings")),
+            (unique,))}
+    return np.array([found[k] for k in keys], dtype=np.float32).reshape(len(keys), dim)
+
+
+class _CachedDense:
+    """The ``dense`` index a row-vector signal starts from (a skill without a body keeps its description's
+    vector): the cached vectors of the skills' dense texts, read only if the signal uses them."""
+
+    def __init__(self, db: Database, prefix: str, keys: Sequence[str], dim: int) -> None:
+        self._read = lambda: _cached(db, prefix, keys, dim)
+        self._vectors: np.ndarray | None = None
+
+    @property
+    def vectors(self) -> np.ndarray:
+        if self._vectors is None:
+            self._vectors = self._read()
+        return self._vectors
+
+
+def _build_row_vectors(db: Database, router: LibrarySource, prefix: str, doc_keys: Sequence[str],
+                       report: PublishReport, batch: int, progress: Callable[[str], None] | None
+                       ) -> dict[str, np.ndarray | None]:
+    """Each row-vector signal's vectors (skills x dim, as its ``build`` makes them in process; None: the library
+    does not have the signal), the texts it embeds embedded through the cache as the skills' own are."""
+    from router.signals import BuildJob
+
+    config, model, dim = router.config, router.encoder.model_id, int(router.encoder.dim)
+    skills = router.skills
+
+    def embed(keys: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        text_of = dict(zip(keys, texts))
+        unique = list(text_of)
+        with db.connection() as conn:
+            have = {r[0] for r in conn.execute(_sql("SELECT content_hash FROM {t} WHERE content_hash = ANY(%s)",
+                                                    t=_ident(prefix, "embeddings")), (unique,))}
+        missing = [k for k in unique if k not in have]
+        report.reused += len(unique) - len(missing)
+        _embed_missing(db, router, prefix, missing, text_of, report, batch, progress,
+                       report.reused + report.embedded + len(missing))
+        return _cached(db, prefix, keys, dim)
+
+    out: dict[str, np.ndarray | None] = {}
+    for signal in row_signals(config):
+        texts = {signal.name: [signal.text(s, config) for s in skills]}
+        job = BuildJob(tuple(s.id for s in skills), skills, texts, embed, lambda text: text_key(model, text), {},
+                       {"dense": _CachedDense(db, prefix, doc_keys, dim)}, config, persist=False)
+        index = signal.build(job)
+        out[signal.name] = None if index is None else np.asarray(index.vectors, dtype=np.float64)
+    return out
 
 
 def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable[[str], None] | None = None,
@@ -656,9 +805,19 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
 
     skills = router.skills
     signature = library_signature(router)
+    wanted_rows = [signal.name for signal in row_signals(router.config)]
     with db.connection() as conn:
-        current = conn.execute("SELECT signature FROM skill_router_libraries WHERE key = %s", (key,)).fetchone()[0]
-    if current == signature:
+        current, built_rows = conn.execute(
+            "SELECT l.signature, g.params -> 'row_signals' FROM skill_router_libraries l LEFT JOIN "
+            "skill_router_generations g ON g.id = l.generation WHERE l.key = %s", (key,)).fetchone()
+    vectors_of: dict[str, np.ndarray | None] | None = None
+    if current == signature and sorted(built_rows or {}) == sorted(wanted_rows) and wanted_rows:
+        # the library is the same, the signals' vectors may not be (another cut or head): built, then compared
+        vectors_of = _build_row_vectors(db, router, prefix, [text_key(model, t) for t in router.dense_texts()],
+                                        report, batch, progress)
+        if {name: _digest(v) for name, v in vectors_of.items()} != built_rows:
+            current = None
+    if current == signature and sorted(built_rows or {}) == sorted(wanted_rows):
         report.unchanged = True
         _keep_chance(db, router, key)
         return report
@@ -675,20 +834,10 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         have = {r[0] for r in conn.execute(_sql("SELECT content_hash FROM {t} WHERE content_hash = ANY(%s)",
                                                 t=_ident(prefix, "embeddings")), (wanted,))}
     missing = [k for k in wanted if k not in have]
-    report.reused = len(wanted) - len(missing)
-    for low in range(0, len(missing), batch):
-        chunk = missing[low:low + batch]
-        vectors = router.encode([text_of[k] for k in chunk])
-        with db.connection() as conn:
-            register_vector(conn)
-            with conn.cursor().copy(_sql("COPY {t} (content_hash, embedding) FROM STDIN WITH (FORMAT BINARY)",
-                                         t=_ident(prefix, "embeddings"))) as copy:
-                copy.set_types(["text", "vector"])
-                for k, v in zip(chunk, vectors):
-                    copy.write_row((k, np.asarray(v, dtype=np.float32)))
-        report.embedded += len(chunk)
-        if progress:
-            progress(f"embedded {report.reused + report.embedded:,} of {len(wanted):,} texts")
+    report.reused += len(wanted) - len(missing)
+    _embed_missing(db, router, prefix, missing, text_of, report, batch, progress, len(wanted))
+    if vectors_of is None:
+        vectors_of = _build_row_vectors(db, router, prefix, doc_keys, report, batch, progress) if wanted_rows else {}
     report.seconds_embedding = time.perf_counter() - start
     if after_embedding is not None:
         after_embedding()
@@ -701,7 +850,7 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
     if any(t.strip() for t in bodies):
         field_texts["body_bm25"] = bodies
     fields = list(field_texts)
-    build_key = _build_key(router, fields, dim)
+    build_key = _build_key(router, fields, dim, wanted_rows)
     examples_of: dict[int, list[str]] = {}
     for (owner, _), content in zip(pairs, example_keys):
         examples_of.setdefault(owner, []).append(content)
@@ -766,7 +915,7 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
                 v = vector.to_numpy().astype(np.float64)
                 first -= v
                 second -= np.outer(v, v)
-            for table in (docs, examples_table, postings):
+            for table in (docs, examples_table, postings, _ident(prefix, f"e{epoch}", "vectors")):
                 conn.execute(_sql("UPDATE {t} SET died = %(n)s WHERE slot = ANY(%(s)s) AND died = %(a)s", t=table),
                              {"n": gen_id, "s": killed, "a": ALIVE})
         staged = _ident(prefix, f"g{gen_id}", "staged")
@@ -794,6 +943,12 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
                 written = iter(sorted(written, key=lambda posting: (posting[0], posting[1])))
             for field, term, slot, tf, dl in written:
                 copy.write_row((field, term, slot, gen_id, ALIVE, tf, dl))
+        if vectors_of:
+            slot_at = {r.position: r.slot for r in rows}
+            slots_now = [slot_at[i] if i in slot_at else live[s.id][0] for i, s in enumerate(skills)]
+            report.vectors_written = _write_row_vectors(conn, _ident(prefix, f"e{epoch}", "vectors"), vectors_of,
+                                                        slots_now, {r.slot for r in rows}, gen_id,
+                                                        old_id if incremental else None)
         if rows:
             contents = list(dict.fromkeys(r.content for r in rows))
             vector_of = {c: v.to_numpy() for c, v in conn.execute(_sql(
@@ -806,7 +961,8 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
         n = len(skills)
         params = {"model": model, "dim": dim, "examples": len(pairs), "fields": fields, "build": build_key,
                   "tokenizer": DEFAULT_TOKENIZER.to_dict(), "profile": router.profile.name, "stats": stats,
-                  "next_slot": next_slot, "killed": killed}
+                  "next_slot": next_slot, "killed": killed,
+                  "row_signals": {name: _digest(vectors) for name, vectors in vectors_of.items()}}
         conn.execute("INSERT INTO skill_router_generations (id, key, n, signature, params, moments, epoch) VALUES "
                      "(%s, %s, %s, %s, %s, %s, %s)", (gen_id, key, n, signature, json.dumps(params),
                                                       _moments_bytes(first, second), epoch))
@@ -825,6 +981,53 @@ def publish(db: Database, router: LibrarySource, key: str, *, progress: Callable
     return report
 
 
+def _row_hashes(vectors: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """``vectors`` as the table stores them (float32) and each row's hash (of those bytes)."""
+    rows = np.ascontiguousarray(vectors, dtype=np.float32)
+    return rows, [hashlib.sha256(row.tobytes()).hexdigest() for row in rows]
+
+
+def _digest(vectors: np.ndarray | None) -> str | None:
+    """What a generation keeps of a row-vector signal's rows (``params['row_signals']``): the hash of its rows'
+    hashes in skill order; None for a signal the library does not have."""
+    if vectors is None:
+        return None
+    return hashlib.sha256("".join(_row_hashes(vectors)[1]).encode()).hexdigest()
+
+
+def _write_row_vectors(conn: Any, table: Any, vectors_of: Mapping[str, np.ndarray | None], slots: Sequence[int],
+                       rewritten: set[int], gen_id: int, old_id: int | None) -> int:
+    """Write each row-vector signal's rows that the previous generation ``old_id`` (None: none) does not hold as
+    they are now (by the hash of the vector's float32 bytes, what the table stores), and the rows of the skills
+    rewritten (``rewritten`` slots: their old rows died with their skill's); a signal the library no longer has
+    (None) leaves no live row. ``slots``: each skill's slot, in the order of the vectors' rows."""
+    written = 0
+    for name, vectors in vectors_of.items():
+        stored: dict[int, str] = {}
+        if old_id is not None:
+            stored = {int(slot): h for slot, h in conn.execute(_sql(
+                "SELECT slot, vector_hash FROM {v} WHERE signal = %(s)s AND " + _live(), v=table),
+                {"s": name, "g": old_id})}
+        if vectors is None:
+            if stored:
+                conn.execute(_sql("UPDATE {v} SET died = %(n)s WHERE signal = %(s)s AND died = %(a)s", v=table),
+                             {"n": gen_id, "s": name, "a": ALIVE})
+            continue
+        rows, hashes = _row_hashes(vectors)
+        changed = [i for i, (slot, h) in enumerate(zip(slots, hashes)) if slot in rewritten or stored.get(slot) != h]
+        stale = [slots[i] for i in changed if slots[i] not in rewritten and slots[i] in stored]
+        if stale:
+            conn.execute(_sql("UPDATE {v} SET died = %(n)s WHERE signal = %(s)s AND slot = ANY(%(l)s) AND died = "
+                              "%(a)s", v=table), {"n": gen_id, "s": name, "l": stale, "a": ALIVE})
+        with conn.cursor().copy(_sql("COPY {v} (signal, slot, born, died, vector_hash, embedding) FROM STDIN WITH "
+                                     "(FORMAT BINARY)", v=table)) as copy:
+            copy.set_types(["text", "int4", "int8", "int8", "text", "vector"])
+            for i in changed:
+                copy.write_row((name, slots[i], gen_id, ALIVE, hashes[i], rows[i]))
+        written += len(changed)
+    return written
+
+
 def _prune(conn: Any, key: str, prefix: str, keep: int) -> None:
     """Forget the generations past the newest ``keep``: the rows only they read, and the epochs no kept generation
     reads."""
@@ -839,9 +1042,12 @@ def _prune(conn: Any, key: str, prefix: str, keep: int) -> None:
             conn.execute(_sql("DELETE FROM {t} WHERE slot = ANY(%(s)s) AND died = %(g)s",
                               t=_ident(prefix, f"e{oldest_epoch}", kind)),
                          {"s": oldest_params["killed"], "g": int(oldest_id)})
+    # a row vector also dies alone (its signal's vector changed, not its row): by generation (indexed)
+    conn.execute(_sql("DELETE FROM {v} WHERE died = %(g)s", v=_ident(prefix, f"e{oldest_epoch}", "vectors")),
+                 {"g": int(oldest_id)})
     for old_id, old_epoch, _ in dropped:
         if int(old_epoch) not in kept_epochs:
-            for kind in ("docs", "examples", "postings"):
+            for kind in ("docs", "examples", "postings", "vectors"):
                 conn.execute(_sql("DROP TABLE IF EXISTS {t}", t=_ident(prefix, f"e{old_epoch}", kind)))
         conn.execute("DELETE FROM skill_router_generations WHERE id = %s", (old_id,))
 
@@ -875,11 +1081,12 @@ class PgSignals:
     generation's own order (a replica that reads the catalogue from the database)."""
 
     def __init__(self, db: Database, generation: Generation, tokenizer: Any, k: int = 5,
-                 ids: Sequence[str] | None = None) -> None:
+                 ids: Sequence[str] | None = None, rows: Sequence[str] = ()) -> None:
         from router import pgquery
 
         self.db = db
         self.generation = generation
+        self.rows = tuple(rows)  # the row-vector signals scored (:func:`scored_rows`)
         self.tokenizer = tokenizer
         self.k = k
         self.depth = depth_for(k)  # the top lists' depth for the config's k
@@ -922,7 +1129,7 @@ class PgSignals:
             raise ConfigError(f"the index in {redacted(db.url)} was built from other skills, texts or model than "
                               f"the library has now: run 'skill-router index --index-url ...' to refresh it")
         return cls(db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), router.config.k,
-                   [s.id for s in router.skills])
+                   [s.id for s in router.skills], scored_rows(generation, router.config, db.url))
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -939,7 +1146,24 @@ class PgSignals:
 
     def _database_names(self) -> list[str]:
         g = self.generation
-        return ["bm25", "dense"] + (["examples"] if g.has_examples else []) + [f for f in g.fields if f != "bm25"]
+        return ["bm25", "dense"] + (["examples"] if g.has_examples else []) + [f for f in g.fields if f != "bm25"] + \
+            list(self.rows)
+
+    def _row_cursors(self, conn: Any, q: np.ndarray) -> dict[str, Any]:
+        """The statements scoring the row-vector signals (every live row's inner product with ``q``), sent in the
+        caller's pipeline."""
+        g = self.generation
+        return {name: conn.execute(_sql("SELECT slot, -(embedding <#> %(q)s) FROM {v} WHERE signal = %(s)s AND " +
+                                        _live(), v=g.table("vectors")), {"q": q, "s": name, "g": g.id})
+                for name in self.rows}
+
+    def _row_scores(self, cursors: Mapping[str, Any], out: dict[str, np.ndarray]) -> None:
+        for name, cursor in cursors.items():
+            values = np.zeros(self.generation.n)
+            found = cursor.fetchall()
+            if found:
+                values[self._positions([r[0] for r in found])] = [r[1] for r in found]
+            out[name] = values
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Start reading the BM25 postings of ``texts`` (the requests about to be embedded, then scored by
@@ -1011,9 +1235,12 @@ class PgSignals:
                         self._pending.read = pending = None  # read again on the request's own connection
                         raise
                 with self.db.connection() as conn:
-                    for row, (text, vector) in enumerate(zip(texts, vectors)):
-                        scores = self._exact(conn, text, vector) if g.n < EXACT_BELOW else \
-                            self._retrieved(conn, text, vector)
+                    if g.n < EXACT_BELOW or not self.postings_in_replica:
+                        rows = [self._exact(conn, text, vector) if g.n < EXACT_BELOW else
+                                self._retrieved(conn, text, vector) for text, vector in zip(texts, vectors)]
+                    else:
+                        rows = self._retrieved_many(conn, texts, vectors)
+                    for row, scores in enumerate(rows):
                         for name in names:
                             out[name][row] = scores[name]
                     out["centrality"] = np.repeat(self._centrality(conn)[None, :], len(texts), axis=0)
@@ -1075,6 +1302,8 @@ class PgSignals:
             example_cursor = conn.execute(_sql("SELECT slot, max(-(embedding <#> %(q)s)) FROM {x} WHERE " + _live() +
                                                " GROUP BY slot", x=g.table("examples")), {"q": q, "g": g.id}) \
                 if g.has_examples else None
+            row_cursors = self._row_cursors(conn, q)
+            conn.commit()  # in the same round trip: the pool finds the connection idle, and sends nothing more
         rows = dense_cursor.fetchall()
         dense = np.zeros(g.n)
         dense[self._positions([r[0] for r in rows])] = [r[1] for r in rows]
@@ -1091,6 +1320,7 @@ class PgSignals:
                 at = self._position[slot]
                 best[at] = max(best[at], value)
             out["examples"] = best
+        self._row_scores(row_cursors, out)
         return out
 
     #: Past EXACT_BELOW: BM25 from the postings (:mod:`router.pgquery`); False: scored in SQL
@@ -1098,48 +1328,62 @@ class PgSignals:
     postings_in_replica = True
 
     def _retrieved(self, conn: Any, text: str, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the request's terms (read while
-        the request was embedded, :meth:`prefetch`), then one statement for the HNSW top list and the cosines of
-        the BM25 top list (:func:`router.pgquery.dense_sql`); the skills left out of both get
-        :func:`indexes.fill`'s dense fill."""
-        from router import pgexamples, pgquery
-
+        """Past :data:`EXACT_BELOW`, one request (:meth:`_retrieved_many`)."""
         if not self.postings_in_replica:
             return self._retrieved_in_sql(conn, text, vector)
+        return self._retrieved_many(conn, [text], np.asarray(vector)[None, :])[0]
+
+    def _retrieved_many(self, conn: Any, texts: Sequence[str], vectors: np.ndarray) -> list[dict[str, np.ndarray]]:
+        """Past :data:`EXACT_BELOW`: every skill's exact BM25 from the postings of the requests' terms (read while
+        the requests were embedded, :meth:`prefetch`, else in one statement for all of them), then for each request
+        one statement for the HNSW top list and the cosines of the BM25 top list (:func:`router.pgquery.dense_sql`),
+        all of them sent in one round trip; the skills left out of both get :func:`indexes.fill`'s dense fill.
+        Scored together (the no-skill sample of a commit, a batch of a server), each request's scores are the ones
+        it gets alone."""
+        from router import pgexamples, pgquery
+
         g = self.generation
-        q = np.asarray(vector, dtype=np.float32)
         depth, ef_search = self.wanted()
-        terms = self._terms(text)
-        weighted = self._postings(conn, terms)
-        out: dict[str, np.ndarray] = {}
-        extra: set[int] = set()
-        for name in g.fields:
-            out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
-            extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+        requests = [self._terms(text) for text in texts]
+        weighted = self._postings(conn, sorted({t for terms in requests for t in terms}))
+        outs: list[dict[str, np.ndarray]] = []
+        sent: list[tuple[Any, ...]] = []
         with conn.pipeline():
             # no parallel workers or JIT for a statement of a few milliseconds
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
                          "set_config('jit', 'off', true)", (str(ef_search),))
-            cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
-                                                          "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
-            example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
-        rows = cursor.fetchall()
-        if not rows:
-            raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
-                                   f"the current generation")
-        where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
-        out["dense"] = dense
-        self.cut += cut
-        if g.has_examples:
-            found: list[tuple[Any, ...]]
-            if example_cursor is not None:  # every owner's best example and own cosine: exact moments
-                found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
-            else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
-                found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
-            out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n, ceiling) \
-                if found or example_cursor is not None else dense.copy()
-        return out
+            for terms, vector in zip(requests, vectors):
+                q = np.asarray(vector, dtype=np.float32)
+                out: dict[str, np.ndarray] = {}
+                extra: set[int] = set()
+                for name in g.fields:
+                    out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
+                    extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+                cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
+                                                              "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
+                example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+                sent.append((q, cursor, example_cursor, self._row_cursors(conn, q)))
+                outs.append(out)
+            conn.commit()  # in the same round trip
+        for out, (q, cursor, example_cursor, row_cursors) in zip(outs, sent):
+            rows = cursor.fetchall()
+            if not rows:
+                raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request "
+                                       f"reads the current generation")
+            self._row_scores(row_cursors, out)
+            where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
+            out["dense"] = dense
+            self.cut += cut
+            if g.has_examples:
+                found: list[tuple[Any, ...]]
+                if example_cursor is not None:  # every owner's best example and own cosine: exact moments
+                    found = [(int(self._position[slot]), best, own) for slot, best, own in example_cursor.fetchall()]
+                else:  # past pgexamples.EXACT_EXAMPLES: the candidates' best example only
+                    found = [(int(at), r[3]) for at, r in zip(where.tolist(), rows) if r[3] is not None]
+                out["examples"] = pgexamples.scores(found, dense, where, dense_values, mu * g.n, second * g.n,
+                                                    ceiling) if found or example_cursor is not None else dense.copy()
+        return outs
 
     def _dense_of(self, rows: Sequence[Sequence[Any]], q: np.ndarray, depth: int) -> tuple[Any, ...]:
         """From retrieval ``rows`` (slot, cosine, in the HNSW top list, ...): the candidates' positions, their
@@ -1183,6 +1427,8 @@ class PgSignals:
                          (str(ef_search),))
             cursor = conn.execute(_retrieval_sql(g, len(g.fields)), params)
             example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
+            row_cursors = self._row_cursors(conn, q)
+            conn.commit()  # in the same round trip
         rows = cursor.fetchall()
         if not rows:
             raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request reads "
@@ -1190,6 +1436,7 @@ class PgSignals:
         count = len(g.fields)
         where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
         out = {"dense": dense}
+        self._row_scores(row_cursors, out)
         self.cut += cut
         for i, name in enumerate(g.fields):
             base = 3 + 5 * i
@@ -1348,6 +1595,7 @@ def cmd_index_database(router: LibrarySource, store: PgStore, *, json_output: bo
     summary = {"skills": len(router.skills), "embedded": report.embedded, "reused": report.reused,
                "generation": report.generation or None, "unchanged": report.unchanged,
                "rows_written": report.written, "rows_removed": report.removed, "incremental": report.incremental,
+               "vectors_written": report.vectors_written,
                "index": redacted(db.url), "model": router.encoder.model_id, "seconds": round(elapsed, 3)}
     if json_output:
         print(json.dumps(summary, indent=2))
@@ -1446,8 +1694,10 @@ class StoredRows:
         else:
             query = _sql("SELECT slot, born, record FROM {d} WHERE slot = %(s)s AND born = %(b)s", d=self.table)
             bounds = {"s": slot, "b": born}
-        with self.db.connection() as conn:
-            rows = conn.execute(query, bounds).fetchall()
+        with self.db.connection() as conn, conn.pipeline():
+            cursor = conn.execute(query, bounds)
+            conn.commit()  # in the same round trip
+        rows = cursor.fetchall()
         self.reads += 1
         with self._lock:
             for s, b, record in rows:
@@ -1460,6 +1710,39 @@ class StoredRows:
             raise StoreUnavailable(f"skill row {slot} of generation {born} is no longer in {redacted(self.db.url)}: "
                                    f"the next request reads the current generation")
         return found
+
+
+    def warm(self, keys: Sequence[tuple[int, int]]) -> None:
+        """Read the rows of ``keys`` ((slot, generation of birth)) that are not kept, in one statement: the
+        skills a routing shows, before anything renders them (one round trip instead of one a skill)."""
+        with self._lock:
+            missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if not missing:
+            return
+        query = _sql("SELECT d.slot, d.born, d.record FROM {d} d JOIN unnest(%(s)s::int4[], %(b)s::int8[]) AS k(slot, "
+                     "born) ON d.slot = k.slot AND d.born = k.born", d=self.table)
+        with self.db.connection() as conn, conn.pipeline():
+            cursor = conn.execute(query, {"s": [k[0] for k in missing], "b": [k[1] for k in missing]})
+            conn.commit()  # in the same round trip
+        rows = cursor.fetchall()
+        self.reads += 1
+        with self._lock:
+            for slot, born, record in rows:
+                self._cache[(int(slot), int(born))] = json.loads(record)
+                self._cache.move_to_end((int(slot), int(born)))
+            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
+                self._cache.popitem(last=False)
+
+
+def _warm(routings: Sequence[Any]) -> None:
+    """The catalogue rows of the skills ``routings`` show, read together (:meth:`StoredRows.warm`)."""
+    by_table: dict[int, tuple[StoredRows, list[tuple[int, int]]]] = {}
+    for routing in routings:
+        for skill in routing.shown:
+            if isinstance(skill, StoredSkill):
+                by_table.setdefault(id(skill._rows), (skill._rows, []))[1].append((skill._slot, skill._born))
+    for rows, keys in by_table.values():
+        rows.warm(keys)
 
 
 def _stored_field(name: str, convert: Callable[[Any], Any] = lambda v: v) -> property:
@@ -1590,7 +1873,6 @@ class Replica:
         from indexes.tokenize import Tokenizer
 
         from router import passages
-        from router.routing import Router
 
         if self.config.embeds_bodies:  # a replica would fuse without the signal its config weighs
             raise ConfigError(NO_BODY_EMBEDDINGS)
@@ -1628,9 +1910,28 @@ class Replica:
         source = LibrarySource(self.spec, self.config, registry, self.spec.profile,
                                chosen_encoder=encoder).chosen()
         signals: Scorer = PgSignals(self.db, generation, Tokenizer.from_dict(generation.params["tokenizer"]),
-                                    self.config.k)
+                                    self.config.k, rows=scored_rows(generation, self.config, self.db.url))
         if generation.n <= passages.MAX_SKILLS:  # as in process: past it no passage index, so no body is read
             signals = beside(signals, source, ("passages",))
         report = BuildReport(chance=kept_chance(generation, signals, source.encoder.model_id))
         index = LibraryIndex(source, signals, None, PgStore(self.db.url, self.db), report)
-        return Router(index, same_places=before if same_places else None)
+        return _replica_router()(index, same_places=before if same_places else None)
+
+
+def _replica_router() -> type:
+    """:class:`router.routing.Router` whose routings read the rows of the skills they show in one statement."""
+    global _REPLICA_ROUTER
+    if _REPLICA_ROUTER is None:
+        from router.routing import Router
+
+        class ReplicaRouter(Router):
+            def route_many(self, *args: Any, **kwargs: Any) -> Any:
+                routings = super().route_many(*args, **kwargs)
+                _warm(routings)
+                return routings
+
+        _REPLICA_ROUTER = ReplicaRouter
+    return _REPLICA_ROUTER
+
+
+_REPLICA_ROUTER: type | None = None

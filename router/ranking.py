@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexes.fusion import rank_of
+from indexes.fusion import kth_largest, rank_of
 from router.skill import Skill
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -156,7 +156,7 @@ def best(fused: np.ndarray, order: np.ndarray, count: int, excluded: np.ndarray 
     if count <= 0 or not len(allowed):
         return allowed[:0]
     if count < len(values):
-        threshold = -np.partition(-values, count - 1)[count - 1]
+        threshold = kth_largest(values, count)
         allowed = allowed[values >= threshold]
     return in_order(fused, order, allowed)[:count]
 

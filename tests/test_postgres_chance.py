@@ -198,7 +198,7 @@ def test_a_database_of_the_schema_before_is_migrated_by_index_and_refused_by_a_r
     again = _index(capsys, library, pg.url)
     assert again["unchanged"] is True  # migrated, and the generation is still current: nothing rebuilt
     with psycopg.connect(pg.url) as conn:
-        assert conn.execute("SELECT version FROM skill_router_schema").fetchone()[0] == pgstore.SCHEMA_VERSION == 3
+        assert conn.execute("SELECT version FROM skill_router_schema").fetchone()[0] == pgstore.SCHEMA_VERSION == 4
         assert [name.rsplit("_", 1)[1] for name in births_and_deaths(conn)] == ["born", "died"]
         assert conn.execute("SELECT centrality IS NOT NULL FROM skill_router_generations WHERE id = %s",
                             (summary["generation"],)).fetchone()[0]

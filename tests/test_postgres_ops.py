@@ -260,13 +260,13 @@ def test_on_the_hnsw_path_a_requests_parts_retrieve_their_own_candidates(pg, cap
     signals = database.signals
     signals.depth = 5
     asked: list[str] = []
-    retrieve = signals._retrieved
+    retrieve = signals._retrieved_many
 
-    def spy(conn, text, vector):
-        asked.append(text)
-        return retrieve(conn, text, vector)
+    def spy(conn, texts, vectors):
+        asked.extend(texts)
+        return retrieve(conn, texts, vectors)
 
-    monkeypatch.setattr(signals, "_retrieved", spy)
+    monkeypatch.setattr(signals, "_retrieved_many", spy)
     ranked = database.rank_many(texts, 3)
     # every part went to the database on its own (its own top lists), after the whole requests
     assert asked == texts + [p for t in texts for p in parts(t)]

@@ -58,15 +58,27 @@ def test_the_top_lists_and_ef_search_follow_the_requested_k(pg, indexed, monkeyp
     exact_dense = files.score_many([request]).signals["dense"][0]
     database.route_many([request], 1)  # the no-skill decision's chance level: scored once, before the spy
     seen: list[tuple[str, int]] = []
-    retrieve = signals._retrieved
+    retrieve = signals._retrieved_many
 
-    def spy(conn, text, vector):  # the ef_search in effect in the statement's transaction, the exact cosines
-        scores = retrieve(conn, text, vector)
-        ef_search = conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone()[0]
-        seen.append((ef_search, int((np.abs(scores["dense"] - exact_dense) < 1e-6).sum())))
-        return scores
+    class Committing:  # the request's connection, read just before its transaction commits
+        def __init__(self, conn) -> None:
+            self.conn, self.ef_search = conn, None
 
-    monkeypatch.setattr(signals, "_retrieved", spy)
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+        def commit(self) -> None:
+            self.ef_search = self.conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone()[0]
+            self.conn.commit()
+
+    def spy(conn, texts, vectors):  # the ef_search in effect in the statements' transaction, the exact cosines
+        committing = Committing(conn)
+        scored = retrieve(committing, texts, vectors)
+        seen.extend((committing.ef_search, int((np.abs(scores["dense"] - exact_dense) < 1e-6).sum()))
+                    for scores in scored)
+        return scored
+
+    monkeypatch.setattr(signals, "_retrieved_many", spy)
     for k in (1, 2):
         database.rank_many([request], k)
     database.rank_many([request], 6)  # 8 x 6 = 48: past pgvector's default of 40
@@ -240,3 +252,25 @@ def test_a_request_whose_postings_read_meets_a_stopped_database_is_a_503_and_the
                 if not pg.running:
                     pg.start()
             assert recovered(client, body).json()["matches"] == first.json()["matches"]
+
+
+def test_requests_scored_together_read_their_postings_once_and_score_as_alone(pg, indexed, monkeypatch) -> None:
+    # the no-skill sample a commit scores (54 requests) and a server's batch: one postings read, one round trip
+    from router import pgquery
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=4)
+    signals = database.signals
+    requests = ["fill in the fields of this pdf form", "write a changelog", "clean up this csv file", "hello there",
+                "debug the failing ci pipeline"]
+    vectors = database.encode(requests)
+    alone = [signals.score([text], vectors[i:i + 1]) for i, text in enumerate(requests)]
+    reads: list[int] = []
+    fetch = pgquery.fetch
+    monkeypatch.setattr(pgquery, "fetch", lambda conn, g, fields, terms, **kw: reads.append(len(terms)) or
+                        fetch(conn, g, fields, terms, **kw))
+    signals.terms = pgquery.TermCache()  # nothing kept: every term is read
+    together = signals.score(requests, vectors)
+    assert len(reads) == 1 and reads[0] == len({t for text in requests for t in signals._terms(text)})
+    assert sorted(together) == sorted(alone[0])
+    for name, values in together.items():
+        np.testing.assert_array_equal(values, np.concatenate([scores[name] for scores in alone]), err_msg=name)

@@ -86,6 +86,9 @@ class PassageDenseSignal:
     reads_body = True
     persisted = False
     build_rank = 45  # after dense, whose vectors stand in for a skill without a body
+    #: Its index is one vector a skill (``vectors``, in skill order) scored by the inner product with the request:
+    #: a store may keep those rows and score them itself (router.pgstore).
+    row_vectors = True
     tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
