@@ -59,7 +59,7 @@ TOLERANCE = 1e-5
 # Texts per onnxruntime run. Length-sorted batches of 4 texts cost the least CPU per text, because the activations
 # stay in cache and the longest member decides the padding: MiniLM on 300 corpus descriptions took 5.4 CPU s at 4,
 # 6.3 at 16, 10.4 at 64; on 300 body passages 6.2 / 8.2 / 11.4 (benchmarks/passage_dense_cost.py --profile); a cold
-# build of the 683 corpus skills 10% less CPU at 4 than at 16 (passage_dense_cost.py).
+# build of the 683 corpus skills 3-10% less CPU at 4 than at 16 (passage_dense_cost.py).
 BATCH_SIZE = 4
 # Files of a model folder that do not change its vectors: documentation, and other runtimes' copies of the
 # weights, which sentence-transformers does not read when it loads the folder with torch.
