@@ -5,7 +5,8 @@ that no skill serves ("When did the Berlin Wall fall?", "thanks!", "72°F in cel
 conversion skill) instead of five guesses. The catalogue surfaces (``route``, ``prompt``, the adapters) keep their
 behaviour: they abstain only on the configured ``threshold``.
 
-The decision is a logistic model over four numbers of the request (:func:`features`):
+The decision is a logistic model over five numbers of the request (:func:`features`), four where the library's
+body passages are not embedded:
 
 - ``best - chance.best``: the routing confidence (the best cosine with any skill's description or example,
   :func:`router.ranking.confidence`) above what a request no skill serves gets from this library by chance;
@@ -17,30 +18,50 @@ The decision is a logistic model over four numbers of the request (:func:`featur
   description is close to it;
 - ``log(1 + matched) - chance.matched``: how many skills that lexical signal scores above zero at all, that is how
   many skills' bodies share a word with the request. A task in words no description uses still shares words with
-  many bodies; a greeting, thanks or a one-line question of fact shares few.
+  many bodies; a greeting, thanks or a one-line question of fact shares few;
+- ``passage - chance.passage``: the best cosine of the request with a skill's embedded body head
+  (:data:`PASSAGE`, :mod:`router.signals.passage_dense`), against chance the same way: a body says what its skill
+  does in the words of a task ("how hot is it in cairo right now" and the current-weather body) where the
+  description is one line in its author's words. A library without that signal (a catalogue without bodies,
+  ``passage_dense`` weighing 0, a PostgreSQL replica, which holds no body vectors) is decided by the model of the
+  first four numbers (:data:`FALLBACK_COEFFICIENTS`, fitted on the same requests): :func:`model` picks the model by
+  how many numbers a request has.
 
-``chance`` (:class:`Chance`) holds the means of the confidence, of ``log(1 + lexical)`` and of ``log(1 + matched)``
-over the first :data:`CHANCE_SAMPLE` everyday requests, scored against the library: a library of 700 skills is
-closer to any request than one of 50 is, its BM25 scores are larger and more of its skills share a word with any
-request, so the raw numbers mean different things in different libraries; against the library's own chance level
-they do not. A request fits no skill when its :func:`score`, ``COEFFICIENTS . (1, features)``, is at least ``CUT``.
-Measuring against the library keeps a request a skill serves: "convert 10 miles to kilometres" is dropped over the
-corpora (no skill converts units) and kept over the bundled library, whose ``unit-conversion`` is much closer to it
-than chance. A request that names a skill is never dropped. The coefficients and the cut were fitted on the dev
-requests of ``benchmarks/data`` with the bundled all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit,
-its cross-validation and the cut); another model may need others. ``matched`` counts the skills whose lexical score
-was computed: where a store scores only its first-stage candidates (PostgreSQL past ``pgstore.EXACT_BELOW`` skills,
-without the passage index), it is at most their number, and so is its chance level.
+``chance`` (:class:`Chance`) holds the means of the confidence, of ``log(1 + lexical)``, of ``log(1 + matched)`` and
+of the best passage cosine over the first :data:`CHANCE_SAMPLE` everyday requests, scored against the library: a
+library of 700 skills is closer to any request than one of 50 is, its BM25 scores are larger and more of its skills
+share a word with any request, so the raw numbers mean different things in different libraries; against the
+library's own chance level they do not. A request fits no skill when its :func:`score`, ``COEFFICIENTS . (1,
+features)``, is at least ``CUT`` (:func:`unfit`). Measuring against the library keeps a request a skill serves:
+"convert 10 miles to kilometres" is dropped over the corpora (no skill converts units) and kept over the bundled
+library, whose ``unit-conversion`` is much closer to it than chance.
+
+Where the cut sits comes from what each mistake costs, not from accuracy: a skill wrongly dropped costs the user the
+skill (the agent works without the instructions the request needed), five lines shown to a request no skill serves
+cost about 100 tokens. So the cut is set by a budget of dropped single-skill requests (at most 1.5% of each
+library's, half of the 3% the decision may cost, leaving room for requests it was not fitted on), and a model that
+separates better is spent on giving more no-skill requests nothing within that budget, never on a larger one. The
+budget must hold on a library the model was not fitted on too: fitted on one library (model and cut) and applied to
+the other, a cut drops more of the other's single-skill requests (the five numbers fitted on the 50-skill library
+dropped 7.9% of the 700-skill one's), so each cut carries a *transfer margin*, the largest amount by which the cut
+fitted on one library falls short of the one the other library's requests need within the budget; and the five
+numbers' weights are shrunk (an L2 penalty of 100 on the standardised numbers instead of 1), which brings that
+shortfall from 1.33 logits to 0.08 at a cost of about one no-skill request in a hundred. A
+request that names a skill is never dropped. The coefficients and the cut were fitted on the dev requests of
+``benchmarks/data`` with the bundled all-MiniLM-L6-v2 (``python benchmarks/abstain_fit.py``: the fit, its
+cross-validation and the cut; both models); another model may need others. ``matched`` counts the skills whose
+lexical score was computed: where a store scores only its first-stage candidates (PostgreSQL past
+``pgstore.EXACT_BELOW`` skills, without the passage index), it is at most their number, and so is its chance level.
 
 The everyday vectors are embedded once per model and kept under the user cache folder
 (``$XDG_CACHE_HOME/skill-router/everyday/``), so a one-shot route does not embed them again; a cache that cannot be
 written is only a slower first route. A library's chance level is computed when its index is built (scoring 54
 everyday requests: 30-45 ms of CPU for 700 skills on a busy machine; through PostgreSQL, 54 queries) and stored with
 it (:func:`stored_chance`: the index folder's manifest, the database generation's row), beside its *recipe*
-(:func:`chance_recipe`: the model, the everyday sample, the signals that feed the confidence and the lexical
-evidence, and the library's content), so a router reads it instead of scoring: a changed recipe is computed again.
-An index saved before the chance level was stored with it, or one whose recipe is not the router's, gets it as
-before (:func:`chance_level`): computed on the first route, then read from memory, and for an index saved in a
+(:func:`chance_recipe`: the model, the everyday sample, the signals that feed the confidence, the lexical and the
+passage evidence, and the library's content), so a router reads it instead of scoring: a changed recipe is computed
+again. An index saved before the chance level was stored with it, or one whose recipe is not the router's, gets it
+as before (:func:`chance_level`): computed on the first route, then read from memory, and for an index saved in a
 folder from a small file of the cache folder named by the index's manifest.
 """
 
@@ -60,11 +81,20 @@ from typing import Any, cast
 
 import numpy as np
 
-#: Intercept, then the weights of ``best - chance.best``, ``everyday``, ``log(1 + lexical) - chance.lexical`` and
-#: ``log(1 + matched) - chance.matched`` (benchmarks/abstain_fit.py).
-COEFFICIENTS: tuple[float, float, float, float, float] = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304)
-#: A request fits no skill when its score (:func:`score`) is at least this.
-CUT = 1.3816
+#: Intercept, then the weights of ``best - chance.best``, ``everyday``, ``log(1 + lexical) - chance.lexical``,
+#: ``log(1 + matched) - chance.matched`` and ``passage - chance.passage`` (benchmarks/abstain_fit.py): the model of
+#: a library whose bodies are embedded (the :data:`PASSAGE` signal).
+COEFFICIENTS: tuple[float, ...] = (0.2019, -3.6921, 3.8321, -0.6208, -0.2277, -5.9475)
+#: A request fits no skill when its score (:func:`score`) is at least this: the cut of the 1.5% budget plus the
+#: transfer margin, 0.0804 (module docstring).
+CUT = 0.5713
+#: The model without the fifth number, fitted on the same requests: a library without the :data:`PASSAGE` signal
+#: (a catalogue without bodies, ``passage_dense`` weighing 0, a PostgreSQL replica) is decided by it.
+FALLBACK_COEFFICIENTS: tuple[float, ...] = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304)
+#: Its budget cut (1.3816) plus its transfer margin, 0.3900.
+FALLBACK_CUT = 1.7716
+#: The embedded body passages (:mod:`router.signals.passage_dense`): the fifth number, where the library has them.
+PASSAGE = "passage_dense"
 #: The lexical evidence, the first of these signals the library has: the body's best passage, else the body's
 #: first words, else the name and description.
 LEXICAL = ("passages", "body_bm25", "bm25")
@@ -74,7 +104,7 @@ CHANCE_SAMPLE = 54
 
 #: The version of how the chance level is computed, part of every stored chance level's recipe
 #: (:func:`chance_recipe`): a change of what the means are made of (another mean, another statistic) changes it.
-CHANCE_RECIPE = 2
+CHANCE_RECIPE = 3
 
 #: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
 #: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
@@ -137,38 +167,74 @@ _CHANCE: dict[tuple[int, str], tuple[Any, Chance]] = {}
 @dataclass(frozen=True)
 class Chance:
     """What a request that no skill serves gets from one library: the mean over :data:`EVERYDAY` of the best
-    confidence cosine (``best``), of ``log(1 + best lexical score)`` (``lexical``) and of ``log(1 + number of skills
-    with a lexical score above zero)`` (``matched``)."""
+    confidence cosine (``best``), of ``log(1 + best lexical score)`` (``lexical``), of ``log(1 + number of skills
+    with a lexical score above zero)`` (``matched``) and of the best :data:`PASSAGE` cosine (``passage``; None for a
+    library without that signal)."""
 
     best: float
     lexical: float
     matched: float
+    passage: float | None = None
 
 
 def features(best: np.ndarray | float, everyday: np.ndarray | float, lexical: np.ndarray | float,
-             matched: np.ndarray | float, chance: Chance) -> np.ndarray:
-    """The model's four numbers per request (rows x 4): ``best - chance.best``, ``everyday``,
-    ``log(1 + lexical) - chance.lexical`` (``lexical``: the best :data:`LEXICAL` score, 0 without one) and
-    ``log(1 + matched) - chance.matched`` (``matched``: how many skills that signal scores above zero)."""
+             matched: np.ndarray | float, chance: Chance, passage: np.ndarray | float | None = None) -> np.ndarray:
+    """The model's numbers per request: ``best - chance.best``, ``everyday``,
+    ``log(1 + lexical) - chance.lexical`` (``lexical``: the best :data:`LEXICAL` score, 0 without one),
+    ``log(1 + matched) - chance.matched`` (``matched``: how many skills that signal scores above zero) and, when
+    both ``passage`` (the best :data:`PASSAGE` cosine) and ``chance.passage`` are given, ``passage -
+    chance.passage``: rows x 5, else rows x 4 (the fallback model's)."""
     best, everyday, lexical, matched = (np.atleast_1d(np.asarray(v, dtype=np.float64))
                                         for v in (best, everyday, lexical, matched))
-    return np.column_stack([best - chance.best, everyday, np.log1p(np.maximum(lexical, 0.0)) - chance.lexical,
-                            np.log1p(np.maximum(matched, 0.0)) - chance.matched])
+    columns = [best - chance.best, everyday, np.log1p(np.maximum(lexical, 0.0)) - chance.lexical,
+               np.log1p(np.maximum(matched, 0.0)) - chance.matched]
+    if passage is not None and chance.passage is not None:
+        columns.append(np.atleast_1d(np.asarray(passage, dtype=np.float64)) - chance.passage)
+    return np.column_stack(columns)
 
 
-def score(rows: np.ndarray, coefficients: Sequence[float] = COEFFICIENTS) -> np.ndarray:
-    """The model's logit for each row of :func:`features`: higher is more surely no skill's."""
-    return coefficients[0] + np.asarray(rows, dtype=np.float64) @ np.asarray(coefficients[1:], dtype=np.float64)
+def model(width: int) -> tuple[tuple[float, ...], float]:
+    """The coefficients and cut for rows of ``width`` numbers: :data:`COEFFICIENTS` for 5, the fallback's for 4."""
+    for coefficients, cut in ((COEFFICIENTS, CUT), (FALLBACK_COEFFICIENTS, FALLBACK_CUT)):
+        if len(coefficients) == width + 1:
+            return coefficients, cut
+    raise ValueError(f"the no-skill model takes 4 or 5 numbers a request, got {width}")
 
 
-def fits_no_skill(best: float, everyday: float, lexical: float, matched: float, chance: Chance) -> bool:
+def score(rows: np.ndarray, coefficients: Sequence[float] | None = None) -> np.ndarray:
+    """The model's logit for each row of :func:`features` (by default the model of the rows' width): higher is
+    more surely no skill's."""
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+    coefficients = model(rows.shape[1])[0] if coefficients is None else coefficients
+    return coefficients[0] + rows @ np.asarray(coefficients[1:], dtype=np.float64)
+
+
+def unfit(rows: np.ndarray) -> np.ndarray:
+    """Which rows of :func:`features` fit no skill: the score of the model of their width at its cut."""
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+    return score(rows) >= model(rows.shape[1])[1]
+
+
+def fits_no_skill(best: float, everyday: float, lexical: float, matched: float, chance: Chance,
+                  passage: float | None = None) -> bool:
     """The rule of the module docstring for one request."""
-    return bool(score(features(best, everyday, lexical, matched, chance))[0] >= CUT)
+    return bool(unfit(features(best, everyday, lexical, matched, chance, passage))[0])
 
 
 def lexical_signal(signals: Mapping[str, np.ndarray]) -> str | None:
     """The first :data:`LEXICAL` signal among ``signals`` (None: the library has none)."""
     return next((name for name in LEXICAL if name in signals), None)
+
+
+def lexical_evidence(scores: np.ndarray, excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per request (a row of ``scores``, the :data:`LEXICAL` signal's requests x skills), over the skills that may
+    be shown (``excluded``: a mask of those that may not): its best score (0 with no skill) and how many skills it
+    scores above zero. What :func:`features` reads as ``lexical`` and ``matched``, for a route and for the chance
+    level alike."""
+    scores = np.asarray(scores, dtype=np.float64)
+    allowed = scores if excluded is None else scores[:, ~np.asarray(excluded, dtype=bool)]
+    best = allowed.max(axis=1) if allowed.shape[1] else np.zeros(len(allowed))
+    return best, (allowed > 0).sum(axis=1).astype(np.float64)
 
 
 def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
@@ -203,28 +269,39 @@ def chance_of(score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray
     index build stores and what :func:`chance_level` computes."""
     signals = score_texts(list(EVERYDAY[:CHANCE_SAMPLE]), vectors[:CHANCE_SAMPLE])
     name = lexical_signal(signals)
-    lexical = np.log1p(np.maximum(signals[name].max(axis=1), 0.0)) if name else np.zeros(1)
-    matched = np.log1p((signals[name] > 0).sum(axis=1)) if name else np.zeros(1)
+    best, count = lexical_evidence(signals[name]) if name else (np.zeros(1), np.zeros(1))
+    lexical, matched = np.log1p(np.maximum(best, 0.0)), np.log1p(count)
+    passage = passage_evidence(signals)
     return Chance(best=float(np.mean(confidences(signals))), lexical=float(np.mean(lexical)),
-                  matched=float(np.mean(matched)))
+                  matched=float(np.mean(matched)), passage=None if passage is None else float(np.mean(passage)))
+
+
+def passage_evidence(signals: Mapping[str, np.ndarray], excluded: np.ndarray | None = None) -> np.ndarray | None:
+    """Per request, the best :data:`PASSAGE` cosine over the skills that may be shown (``excluded``: a mask of
+    those that may not); None when ``signals`` lack that signal (the fallback model decides)."""
+    if PASSAGE not in signals:
+        return None
+    scores = np.asarray(signals[PASSAGE], dtype=np.float64)
+    allowed = scores if excluded is None else scores[:, ~np.asarray(excluded, dtype=bool)]
+    return allowed.max(axis=1) if allowed.shape[1] else np.zeros(len(allowed))
 
 
 def chance_recipe(model_id: str, signals: Collection[str], content: str) -> str:
     """What a library's chance level is computed from, as a digest: :data:`CHANCE_RECIPE`, the model, the
     everyday sample, the signal the confidence reads (``examples``, else ``dense``:
-    :func:`router.ranking.confidence_scores`) and the lexical one (:func:`lexical_signal`) among ``signals`` (the
-    names the built signals score), and ``content`` (what identifies the library's built signals: the saved
-    index's signature and bodies, a database generation)."""
+    :func:`router.ranking.confidence_scores`), the lexical one (:func:`lexical_signal`) and whether :data:`PASSAGE`
+    is among ``signals`` (the names the built signals score), and ``content`` (what identifies the library's built
+    signals: the saved index's signature and bodies, a database generation)."""
     confidence = "examples" if "examples" in signals else "dense"
     payload = json.dumps([CHANCE_RECIPE, model_id, CHANCE_SAMPLE, list(EVERYDAY[:CHANCE_SAMPLE]), confidence,
-                          lexical_signal(cast("Mapping[str, np.ndarray]", dict.fromkeys(signals))), content],
-                         ensure_ascii=False)
+                          lexical_signal(cast("Mapping[str, np.ndarray]", dict.fromkeys(signals))),
+                          PASSAGE in signals, content], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def stored_chance(chance: Chance, recipe: str) -> dict[str, Any]:
     """The form an index keeps its chance level in: a small JSON object, one mean by name
-    (``{"recipe": ..., "means": {"best": ..., "lexical": ..., "matched": ...}}``)."""
+    (``{"recipe": ..., "means": {"best": ..., "lexical": ..., "matched": ..., "passage": ... or null}}``)."""
     return {"recipe": recipe, "means": dataclasses.asdict(chance)}
 
 
@@ -234,16 +311,24 @@ def read_stored(stored: object, recipe: str) -> Chance | None:
     if not isinstance(stored, Mapping) or stored.get("recipe") != recipe or not isinstance(stored.get("means"),
                                                                                            Mapping):
         return None
-    means = stored["means"]
+    return _chance_from(stored["means"])
+
+
+def _chance_from(means: Mapping[str, Any]) -> Chance | None:
+    """The :class:`Chance` of a mapping of its means (``passage`` may be null); None when one is missing or not a
+    finite number."""
     try:
-        values = {f.name: float(means[f.name]) for f in dataclasses.fields(Chance)}
+        values = {f.name: None if f.name == "passage" and means.get(f.name, 0) is None else float(means[f.name])
+                  for f in dataclasses.fields(Chance)}
     except (KeyError, TypeError, ValueError):
         return None
-    return Chance(**values) if all(math.isfinite(v) for v in values.values()) else None
+    return Chance(**cast("dict[str, Any]", values)) if all(v is None or math.isfinite(v) for v in values.values()) \
+        else None
 
 
 def _chance_path(model_id: str, identity: bytes) -> str:
-    digest = hashlib.sha256("\n".join((model_id, *EVERYDAY[:CHANCE_SAMPLE])).encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256("\n".join((str(CHANCE_RECIPE), model_id, *EVERYDAY[:CHANCE_SAMPLE])).encode(
+        "utf-8", "surrogatepass"))
     digest.update(b"\0" + identity)
     return os.path.join(cache_folder(), f"chance-{digest.hexdigest()[:24]}.json")
 
@@ -254,10 +339,10 @@ def _read_chance(path: str) -> Chance | None:
     try:
         with open_regular(path) as handle:
             raw = json.loads(handle.read(4096))
-        chance = Chance(best=float(raw["best"]), lexical=float(raw["lexical"]), matched=float(raw["matched"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing, cut, from elsewhere or from before ``matched``: score again
-    return chance if np.isfinite([chance.best, chance.lexical, chance.matched]).all() else None
+    except (OSError, ValueError):
+        return None  # missing or cut: score again
+    # from elsewhere, or from before ``matched`` or ``passage``: score again
+    return _chance_from(raw) if isinstance(raw, Mapping) and "passage" in raw else None
 
 
 def everyday_cosines(vectors: np.ndarray, model_id: str, encode: Encode) -> np.ndarray:

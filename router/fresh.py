@@ -23,7 +23,20 @@ newer than :data:`RACY_S` when saved are not trusted (a write in the same clock 
 is saved then, and the next reader reads the skills. A library whose parse does not survive JSON (a frontmatter
 value JSON cannot hold) is never saved, nor is one under more than :data:`MAX_ENTRIES` files and folders.
 
-When something changed, reading the skills again need not parse every frontmatter: :func:`load` (what
+When something changed, a new process need not read every SKILL.md either: :func:`load` keeps beside the index
+(``parses.saved``, :data:`PARSES_FILE`) what the discovery's :class:`router.profiles.base.ParsedFiles` holds, each
+file's parse by its stamp (mode, size, mtime_ns, ctime_ns, inode, device), without the bodies, with each skill's
+signal texts (:func:`router.index.kept_texts`). The profile's discovery runs as always (its folders, its order, its
+rules, its warnings), but a file whose stamp is the one kept is neither opened nor parsed: its skill is a
+:class:`SavedSkill`, equal to the skill the file parses to, whose body is read from the file (by the same parse)
+the first time something asks for it, so past :data:`router.passages.MAX_SKILLS` skills (where no signal indexes a
+whole body) a refresh after one edit reads one file. The file is one JSON line of identity, then one line
+``[key, stamp, parse]`` per file; a refresh appends the lines of the files it parsed, and the file is written whole
+again once it holds :data:`COMPACT_RATIO` lines per entry. A line that does not parse costs the read of its file,
+a file of another version or kind is not used (each with a note in the router's notes). An edit, a touched file, a
+rename, an added or removed skill: each changes a stamp or the folder listing, so each is read.
+
+Otherwise, reading the skills again need not parse every frontmatter: :func:`load` (what
 :meth:`router.index.LibrarySource.read` calls) keeps the profile's frontmatter parses beside the index
 (``frontmatter.saved``: frontmatter text -> its parse, :func:`router.profiles.base.front_parse`) and gives them to
 the next process, which reads every SKILL.md as always but parses only a frontmatter it has not seen. Kept by
@@ -36,7 +49,8 @@ import datetime
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -326,9 +340,18 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
         kept = read(spec, confine=confine)
         if kept is not None:
             return kept, None
+    from router.profiles.base import parsed_files
+
     kind = parse_kind(spec.profile)
     target = os.path.join(spec.index_folder, FRONTS_FILE)
-    if target not in _FRONTS_SEEN and spec.catalog is None:
+    parses = os.path.join(spec.index_folder, PARSES_FILE)
+    if spec.catalog is None and not again and parses not in _PARSES_SEEN:
+        with collection_paused():
+            _load_parses(spec, kind, parses)  # each unchanged SKILL.md's parse: the file is not read
+    # Where every body is read anyway (the passage index's size, router.passages.MAX_SKILLS), the frontmatter
+    # parses kept by text still spare the YAML of the bodies read; past it they are not read.
+    by_stamp = parses in _PARSES_SEEN and len(_PARSES_SEEN[parses].lines) > _ALL_BODIES_READ
+    if target not in _FRONTS_SEEN and spec.catalog is None and not by_stamp:
         from router.files import read_bytes
 
         seen = -1  # no kept parses read here: this folder's file is written, whatever this process parsed before
@@ -341,21 +364,55 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
         except (OSError, ValueError):
             pass  # none yet, or not this version's: every frontmatter is parsed
         _FRONTS_SEEN[target] = (kind, seen)
-    loaded = spec.load(confine=confine)
+    with collection_paused():
+        loaded = spec.load(confine=confine)
     _DISCOVERED.add(path(spec))
+    found = parsed_files(kind) if spec.catalog is None else {}
 
     def keep() -> bool:
-        # at most KEPT_BYTES // 4 characters of bodies: at most KEPT_BYTES of UTF-8
-        whole = spec.catalog is None and not again and sum(len(s.body) for s in loaded.registry) <= KEPT_BYTES // 4
+        # at most KEPT_BYTES // 4 characters of bodies: at most KEPT_BYTES of UTF-8 (a body not read yet is counted
+        # by its file's size, which is larger)
+        whole = spec.catalog is None and not again and _body_chars(loaded) <= KEPT_BYTES // 4
         kept = whole and save(spec, loaded, confine=confine)
+        kept = (spec.catalog is None and _keep_parses(spec, kind, parses, found)) or kept
+        if by_stamp:  # the frontmatter parses are not needed while the parses by stamp are used
+            return kept
         return _keep_fronts(spec, kind, target) or kept
 
     return loaded, keep
 
 
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a library is read or its index built: 10,000 skills make hundreds of
+    thousands of objects that all stay, and the collector walked them again and again (about a sixth of a new
+    process's refresh after one edit). What is left is collected afterwards as usual."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 #: The kept libraries whose skills this process read (a server reloading one after an edit reads it again from its
 #: files, each unchanged one remembered, and does not write it whole on every reload).
 _DISCOVERED: set[str] = set()
+
+
+def _body_chars(loaded: Library) -> int:
+    total = 0
+    for skill in loaded.registry:
+        if isinstance(skill, _Saved) and skill.__dict__.get("body") is None:
+            total += _size(skill.fs_path)
+            if total > KEPT_BYTES // 4:
+                break
+        else:
+            total += len(skill.body)
+    return total
 
 
 def _size(file: str) -> int:
@@ -379,4 +436,340 @@ def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
                                                     .encode("ascii")]):
         return False
     _FRONTS_SEEN[target] = (kind, added)
+    return True
+
+
+# -- each SKILL.md's parse, kept by its stamp beside the index for the next process -------------------------------
+#: Beside ``library.saved``: the last discovery's parse of each SKILL.md with the file's stamp
+#: (:class:`router.profiles.base.ParsedFiles`), without the bodies, and each skill's signal texts
+#: (:func:`router.index.kept_texts`). A new process after one edit then reads and parses only the files whose stamp
+#: changed; an unchanged skill's body is read from its file only when something asks for it (:class:`SavedSkill`).
+PARSES_FILE = "parses.saved"
+PARSES_FORMAT = 2
+#: The index folders whose kept parses this process read or wrote: (kind, the entries as they were then).
+_PARSES_SEEN: dict[str, _ParsesFile] = {}
+
+
+class _LazyBody:
+    """:attr:`SavedSkill.body`: read from the skill's file the first time it is asked for."""
+
+    def __get__(self, skill: Any, owner: type | None = None) -> Any:
+        if skill is None:
+            return ""
+        known = skill.__dict__
+        body = known.get("body")
+        if body is None:
+            body = known["body"] = skill._read_body()
+        return body
+
+    def __set__(self, skill: Any, value: str) -> None:
+        skill.__dict__["body"] = value
+
+
+def _compared(skill: Skill) -> tuple[Any, ...]:
+    return (skill.name, skill.description, skill.path, skill.id, skill.body, skill.index_description, skill.examples)
+
+
+class _Saved:
+    """Marker base of :class:`SavedSkill` (defined once :class:`router.skill.Skill` is imported)."""
+
+
+def _saved_class() -> type:
+    from router.skill import Skill
+
+    class SavedSkill(Skill, _Saved):
+        """A skill whose parse an earlier process kept (:data:`PARSES_FILE`), its file unchanged since: equal to the
+        skill the file parses to, its body read from the file (by the same parse) the first time it is asked for,
+        so a library of 10,000 skills after one edit reads one body."""
+
+        body = _LazyBody()
+
+        @property
+        def saved_texts(self) -> dict[str, list[str]]:
+            """The signal texts kept with the parse, by the key of :func:`router.index.texts_key`."""
+            known = self.__dict__
+            texts = known.get("saved_texts")
+            if texts is None:
+                description = self.description
+                texts = known["saved_texts"] = {key: _row_of(row, description)
+                                                for key, row in known.pop("_texts", {}).items()}
+            return texts
+
+        def _read_body(self) -> str:
+            reparse = self.__dict__.get("_reparse")
+            if reparse is None:
+                return ""
+            try:
+                value = reparse()
+            except (OSError, ValueError):  # gone or unparsable since its stamp was checked: no body to show
+                return ""
+            for found in _skills_in(value):
+                if found.path == self.path:
+                    return found.body
+            return ""
+
+        def __eq__(self, other: object) -> bool:
+            if not isinstance(other, Skill):
+                return NotImplemented
+            return _compared(self) == _compared(other)
+
+        __hash__ = Skill.__hash__
+
+        def __reduce__(self) -> tuple[Any, ...]:  # a copy or a pickle is a plain skill, its body read
+            return (Skill, (self.name, self.description, self.path, self.id, self.body, dict(self.metadata),
+                            self.index_description, self.examples, self.os_path))
+
+    return SavedSkill
+
+
+_SAVED_CLASS: list[type] = []
+
+
+def saved_skill_class() -> type:
+    """The class of skills read back from :data:`PARSES_FILE` (a subclass of :class:`router.skill.Skill`)."""
+    if not _SAVED_CLASS:
+        _SAVED_CLASS.append(_saved_class())
+    return _SAVED_CLASS[0]
+
+
+def _skills_in(value: Any) -> list[Skill]:
+    from router.skill import Skill
+
+    if isinstance(value, Skill):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [s for v in value for s in _skills_in(v)]
+    return []
+
+
+_SKILL_TAG = f"{TAG}skill"
+
+
+#: A kept row of signal texts is one string: the texts joined by :data:`_SEP`, a text that is the description kept
+#: as :data:`_SAME`, one that ends with it as :data:`_ENDS` and what comes before (a row holding one of these
+#: characters is kept as a list of its texts).
+_SEP, _SAME, _ENDS = "\x1f", "\x1e", "\x1d"
+
+
+def _kept_row(row: Sequence[str], description: str) -> str | list[str]:
+    if any(_SEP in t or _SAME in t or _ENDS in t for t in row):
+        return list(row)
+    return _SEP.join(_SAME if t == description else _ENDS + t[:len(t) - len(description)]
+                     if description and t.endswith(description) else t for t in row)
+
+
+def _row_of(kept: Any, description: str) -> list[str]:
+    if type(kept) is list:
+        return kept
+    return [description if t == _SAME else t[1:] + description if t[:1] == _ENDS else t
+            for t in kept.split(_SEP)]
+
+
+def _encode_parse(value: Any) -> Any:
+    """A parse as JSON holds it: :func:`_plain`, with each skill's fields but its body (a list, in a fixed order),
+    and its signal texts (:func:`router.index.kept_texts`, each row one string, :func:`_kept_row`). TypeError for
+    a value that cannot be kept."""
+    from router.index import kept_texts
+    from router.skill import Skill
+
+    if isinstance(value, Skill):
+        if type(value) is not Skill and not isinstance(value, _Saved):
+            raise TypeError(f"{type(value).__name__} is not kept")
+        description = value.description
+        texts = {key: _kept_row(row, description) for key, row in kept_texts(value).items()}
+        return {_SKILL_TAG: [value.name, description, value.path, value.id, _plain(dict(value.metadata)),
+                             value.index_description, list(value.examples), value.os_path, texts]}
+    if type(value) is tuple:
+        return {f"{TAG}tuple": [_encode_parse(v) for v in value]}
+    if type(value) is list:
+        return [_encode_parse(v) for v in value]
+    return _plain(value)
+
+
+def _decode_parse(data: Any, reparse: Callable[[], Any]) -> Any:
+    if type(data) is str or data is None:
+        return data
+    if type(data) is list:
+        return [_decode_parse(v, reparse) for v in data]
+    if type(data) is dict and len(data) == 1:
+        (key, inner), = data.items()
+        if key == _SKILL_TAG:
+            name, description, where, ident, metadata, index_description, examples, os_path, texts = inner
+            if {type(t) for t in (name, description, where, ident, index_description, os_path)} != {str} \
+                    or type(texts) is not dict or type(examples) is not list:
+                raise TypeError("not a kept skill")
+            if type(metadata) is not dict or {type(v) for v in metadata.values()} - {str}:
+                metadata = _value(metadata)  # not only text values: tagged ones read back
+            skill: Any = object.__new__(saved_skill_class())
+            skill.__dict__.update(name=name, description=description, path=where, id=ident, metadata=metadata,
+                                  index_description=index_description, examples=tuple(examples), os_path=os_path,
+                                  _reparse=reparse, _texts=texts)
+            return skill
+        if key == f"{TAG}tuple":
+            return tuple(_decode_parse(v, reparse) for v in inner)
+    return _value(data)
+
+
+class _KeptParse:
+    """A parse read back from :data:`PARSES_FILE`, made when the discovery meets its file with the same stamp
+    (:meth:`router.profiles.base.ParsedFiles.parse` calls :meth:`resolve_parse`)."""
+
+    __slots__ = ("data", "value")
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.value: Any = None
+
+    def resolve_parse(self, reparse: Callable[[], Any]) -> Any:
+        if self.data is None:  # met again in the same discovery (a root given twice): the same parse
+            return self.value
+        try:
+            self.value = _decode_parse(self.data, reparse)
+        except (KeyError, TypeError, ValueError):  # not what was written: the file is read and parsed
+            NOTES.append(f"a damaged entry in the kept parses ({PARSES_FILE}): its SKILL.md is read")
+            self.value = reparse()
+        self.data = None  # made once: a server does not hold the text of every parse twice
+        return self.value
+
+
+class _ParsesFile:
+    """What this process knows of one index folder's :data:`PARSES_FILE`: its kind, the line of each entry (the
+    last one wins), the entries as read back, and how many lines the file holds."""
+
+    def __init__(self, kind: str, lines: dict[str, tuple[tuple[int, ...], bytes]], kept: dict[str, _KeptParse],
+                 count: int) -> None:
+        self.kind, self.lines, self.kept, self.count = kind, lines, kept, count
+
+
+def _parses_identity(kind: str) -> dict[str, Any]:
+    from router.version import package_version
+
+    return {"format": PARSES_FORMAT, "package": package_version(), "kind": kind}
+
+
+def _load_parses(spec: LibrarySpec, kind: str, target: str) -> bool:
+    """Give the next discovery of ``kind`` the parses kept in ``target`` (one JSON line of identity, then one line
+    ``[key, stamp, parse]`` per file, a later line for a key replacing an earlier one); False when there are none
+    to use (with a note on what was wrong, for a file that exists but cannot be used)."""
+    from router.files import read_bytes
+    from router.profiles.base import remember_parsed
+
+    try:
+        raw = read_bytes(target, 1 << 30)
+    except OSError:
+        return False  # none yet
+    head, _, rest = raw.partition(b"\n")
+    try:
+        identity = json.loads(head)
+        if not isinstance(identity, dict) or any(identity.get(k) != v for k, v in _parses_identity(kind).items()):
+            raise ValueError("written by another version")
+    except ValueError as exc:
+        NOTES.append(f"the kept parses in {target} are not usable ({_first_words(exc)}); every SKILL.md is read "
+                     "and they are written again")
+        return False
+    lines: dict[str, tuple[tuple[int, ...], bytes]] = {}
+    kept: dict[str, _KeptParse] = {}
+    stamps: dict[str, tuple[tuple[int, ...], Any]] = {}
+    bad = count = 0
+    found = [line for line in rest.split(b"\n") if line]
+    try:  # one parse for the whole file; line by line only when a line is damaged
+        rows = json.loads(b"[" + b",".join(found) + b"]")
+        if len(rows) != len(found):
+            raise ValueError("not one entry a line")
+    except ValueError:
+        rows = None
+    for n, line in enumerate(found):
+        count += 1
+        try:
+            key, stamp, data = rows[n] if rows is not None else json.loads(line)
+            if type(key) is not str or type(stamp) is not list or {type(n) for n in stamp} != {int}:
+                raise TypeError
+        except (TypeError, ValueError):
+            bad += 1
+            continue
+        lines[key] = (tuple(stamp), line)
+        kept[key] = _KeptParse(data)
+        stamps[key] = (tuple(stamp), kept[key])
+    if bad:
+        NOTES.append(f"{bad} damaged line{'s' if bad > 1 else ''} in the kept parses in {target}: those SKILL.md "
+                     "files are read")
+    remember_parsed(kind, stamps)
+    _PARSES_SEEN[target] = _ParsesFile(kind, lines, kept, count + bad)
+    return True
+
+
+def _first_words(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:80] if str(exc).strip() else type(exc).__name__
+
+
+#: Libraries of up to this many skills have every body read (router.passages.MAX_SKILLS).
+_ALL_BODIES_READ = 1000
+#: What reading kept files found wrong since the last :func:`take_notes` (a note for the user, not an error).
+NOTES: list[str] = []
+
+
+def take_notes() -> list[str]:
+    """The notes on kept files that could not be used since the last call."""
+    taken = list(NOTES)
+    NOTES.clear()
+    return taken
+
+
+def _unchanged(kept: _KeptParse | None, stamp: tuple[int, ...], value: Any,
+               line: tuple[tuple[int, ...], bytes] | None) -> bool:
+    """Whether ``value`` (with ``stamp``) is what ``kept`` was read back as, with no new signal text."""
+    if kept is None or line is None or kept.value is not value or line[0] != stamp:
+        return False
+    # a skill read back whose texts were computed now (another config's) is kept with them
+    return not any("texts_computed" in skill.__dict__ for skill in _skills_in(value))
+
+
+def _line(key: str, stamp: list[int], value: Any) -> bytes:
+    text = json.dumps([key, stamp, _encode_parse(value)], ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+#: The kept parses are written whole again when the file holds more lines than this many per entry (lines of
+#: replaced or removed entries pile up as edits are appended).
+COMPACT_RATIO = 1.5
+
+
+def _keep_parses(spec: LibrarySpec, kind: str, target: str, entries: dict[str, tuple[tuple[int, ...], Any]]) -> bool:
+    """Keep ``entries`` (the discovery's parses) in ``target``: the lines of the entries that changed appended to
+    it, or the file written whole (when there is none of this kind yet, or too many old lines)."""
+    seen = _PARSES_SEEN.get(target)
+    if seen is not None and seen.kind != kind:
+        seen = None
+    fresh_lines: dict[str, tuple[tuple[int, ...], bytes]] = {}
+    try:
+        for key, (stamp, value) in entries.items():
+            if isinstance(value, _KeptParse):
+                continue  # kept by an earlier process, and not met by this discovery
+            old = seen.lines.get(key) if seen is not None else None
+            if seen is not None and _unchanged(seen.kept.get(key), stamp, value, old):
+                continue
+            line = _line(key, list(stamp), value)
+            if old is None or old[1] != line:
+                fresh_lines[key] = (stamp, line)
+    except TypeError:  # a parse JSON cannot hold: kept none, so every file is read (and parsed by text)
+        return False
+    if seen is not None and not fresh_lines:
+        return False
+    live = {key for key, (_, value) in entries.items() if not isinstance(value, _KeptParse)}
+    if seen is not None and seen.count + len(fresh_lines) <= COMPACT_RATIO * len(live) + 64:
+        try:
+            with open(target, "ab") as handle:  # one write: appended lines never interleave with another's
+                handle.write(b"".join(line + b"\n" for _, line in fresh_lines.values()))
+        except OSError:
+            return False
+        seen.lines.update(fresh_lines)
+        seen.count += len(fresh_lines)
+        return True
+    lines = {key: (seen.lines[key] if seen is not None and key not in fresh_lines else fresh_lines[key])
+             for key in live if key in fresh_lines or (seen is not None and key in seen.lines)}
+    head = json.dumps(_parses_identity(kind)).encode("ascii")
+    if not _write_whole(spec.index_folder, target, [head + b"\n", *(line + b"\n" for _, line in lines.values())]):
+        return False
+    kept = seen.kept if seen is not None else {}
+    _PARSES_SEEN[target] = _ParsesFile(kind, lines, kept, len(lines))
     return True

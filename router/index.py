@@ -54,7 +54,7 @@ MANY_TEXTS = 32
 
 #: The signals' texts of the skills of the last build in this process, by signal name and the config's index
 #: part (:meth:`LibrarySource.build_texts`): a reload after one edit computes the texts of the changed skill only.
-_TEXTS: dict[tuple[tuple[str, ...], tuple[object, ...]], dict[str, tuple[Skill, tuple[str, ...]]]] = {}
+_TEXTS: dict[str, dict[str, tuple[Skill, tuple[str, ...]]]] = {}
 
 
 #: The k of the requests being scored, for a store whose retrieval depth follows it (:class:`router.pgstore.PgSignals`:
@@ -130,6 +130,10 @@ class LibrarySource:
         elif loaded is None:
             loaded = spec.load()
         registry, notes = loaded.registry, list(loaded.notes)
+        if keep is not None:
+            from router import fresh
+
+            notes.extend(fresh.take_notes())  # a kept file that could not be used, and so was not
         folder, key, learned_at = spec.index_folder, spec.key, spec.learned_folder
         owner = IndexFolder(folder).built_for()
         # Examples learned before they were kept per library lie in the profile's index folder: still read.
@@ -203,34 +207,48 @@ class LibrarySource:
         """:meth:`signal_texts` of the signals an index under this config is built or checked from: those it
         wants and the persisted ones (whose texts a saved index is checked against), so a refresh computes no
         text of a signal the config does not build (``body_dense`` unless bodies are embedded). A skill equal to
-        one of the previous build in this process has the texts it had then (:data:`_TEXTS`)."""
+        one of the previous build in this process has the texts it had then (:data:`_TEXTS`), and so has a skill
+        read back with the texts an earlier process kept (:class:`router.fresh.SavedSkill`), whose body is then
+        not read. A text that is the whole body (the passage signals') is not kept: it is the body, and past
+        :data:`router.passages.MAX_SKILLS` skills, where those signals index nothing, it is '' (no body read)."""
+        from router.passages import MAX_SKILLS
         from router.signals import registry
         from router.texts import reads_file
 
         config = self.config
         signals = {name: s for name, s in registry().items() if s.persisted or s.wanted(config)}
-        key = (tuple(signals), config.index_part())  # a signal's text depends on the skill and these fields only
+        whole = whole_body_signals(signals, config)
+        parts = [name for name in signals if name not in whole]
+        key = texts_key(parts, config)
         before = _TEXTS.get(key, {})
         rows: list[tuple[str, ...]] = []
         now: dict[str, tuple[Skill, tuple[str, ...]]] = {}
         for skill in self.skills:
             # By id, then compared field by field: hashing a skill would hash its whole body
             found = before.get(skill.id)
-            if found is not None and found[0] == skill:
+            if found is not None and (found[0] is skill or found[0] == skill):
                 row = found[1]
             else:
-                row = tuple(signal.text(skill, config) for signal in signals.values())
-                if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
-                    rows.append(row)
-                    continue
+                kept = getattr(skill, "saved_texts", None)
+                row = tuple(kept.get(key, ())) if kept else ()
+                if len(row) != len(parts) or (row and {type(t) for t in row} != {str}):
+                    row = tuple(signals[name].text(skill, config) for name in parts)
+                    if kept is not None:
+                        skill.__dict__["texts_computed"] = True  # its kept parse is to be kept with these
+                    if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
+                        rows.append(row)
+                        continue
             now[skill.id] = (skill, row)
             rows.append(row)
         _TEXTS.pop(key, None)
         _TEXTS[key] = now
         while len(_TEXTS) > 4:
             _TEXTS.pop(next(iter(_TEXTS)))
-        columns = list(zip(*rows)) if rows else [()] * len(signals)
-        return {name: list(column) for name, column in zip(signals, columns)}
+        columns: dict[str, tuple[str, ...]] = dict(zip(parts, zip(*rows))) if rows else {name: () for name in parts}
+        skills = self.skills
+        for name in whole:
+            columns[name] = tuple(s.body or "" for s in skills) if len(skills) <= MAX_SKILLS else ("",) * len(skills)
+        return {name: list(columns[name]) for name in signals}
 
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
@@ -272,6 +290,37 @@ class LibrarySource:
                 return encoder.encode(list(texts), progress=advance)
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
+
+
+def texts_key(names: Sequence[str], config: RouterConfig) -> str:
+    """What the texts of the signals ``names`` are kept under: a signal's text depends on the skill and the
+    config's index part only (:meth:`RouterConfig.index_part`)."""
+    import hashlib
+
+    return hashlib.sha256(repr((tuple(names), config.index_part())).encode()).hexdigest()[:20]
+
+
+def kept_texts(skill: Skill) -> dict[str, list[str]]:
+    """The signal texts of ``skill`` to keep with its parse (:mod:`router.fresh`): those the builds in this process
+    computed for this very skill, and those it was read back with, by the key of :meth:`LibrarySource.build_texts`."""
+    out = {key: list(row) for key, row in (getattr(skill, "saved_texts", None) or {}).items()}
+    for key, now in _TEXTS.items():
+        found = now.get(skill.id)
+        if found is not None and found[0] is skill:
+            out[key] = list(found[1])
+    return out
+
+
+#: A body no signal text is but the whole body (:func:`whole_body_signals`).
+_PROBE_BODY = "probe body: a signal whose text is this very string indexes the whole body"
+
+
+def whole_body_signals(signals: Mapping[str, object], config: RouterConfig) -> set[str]:
+    """The signals among ``signals`` whose text is a skill's whole body (the passage signals)."""
+    from router.skill import Skill
+
+    probe = Skill(name="probe", description="probe", body=_PROBE_BODY)
+    return {name for name, signal in signals.items() if signal.text(probe, config) is probe.body}  # type: ignore[attr-defined]
 
 
 class FileStore:
@@ -387,7 +436,10 @@ class LibraryIndex:
             from router.signals import BuildReport, Signals
 
             return cls(source, Signals((), {}), store.index_folder(source.spec), store, BuildReport())
-        signals, report = store.build(source, persist=persist, progress=progress)
+        from router.fresh import collection_paused
+
+        with collection_paused():
+            signals, report = store.build(source, persist=persist, progress=progress)
         if persist and source.keep is not None and store.index_folder(source.spec) is not None:
             source.keep()
         notes = list(source.notes)

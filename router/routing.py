@@ -29,9 +29,9 @@ How a request is routed:
 5. A request of several parts (sentences, list items, "then" / "also" / "plus") adds ``split_weight`` times each
    skill's best fused score over its parts (:mod:`router.split`), so each part's skill can reach the top k.
 6. "No skill fits" (``no_skill``, :mod:`router.abstain`): set when a small model over the request's confidence,
-   its closeness to everyday requests, the best body passage's BM25 and how many skills' bodies share a word with
-   it, each against the library's chance level, says no skill serves it; only the surfaces in front of an agent
-   act on it.
+   its closeness to everyday requests, the best body passage's BM25, how many skills' bodies share a word with
+   it and (where the bodies are embedded) its best body-head cosine, each against the library's chance level, says
+   no skill serves it; only the surfaces in front of an agent act on it.
 
 Every request, one or many, goes through the same batch path (:meth:`Router.score_many`, :meth:`Router.fuse`,
 :meth:`Router.rank_scored`), so the CLI, the evaluation, tuning and the benchmarks rank exactly as the router does.
@@ -458,8 +458,7 @@ class Router:
         ranked = self.rank_scored(scored, k, pinned=pinned, excluded=excluded)
         excluded_mask = self._mask(excluded)
         cosine = confidence_scores(scored.signals)
-        unfit = abstain.score(self.no_skill_features(scored, excluded_mask)) >= abstain.CUT \
-            if self.config.no_skill else None
+        unfit = abstain.unfit(self.no_skill_features(scored, excluded_mask)) if self.config.no_skill else None
         out = []
         for row, found in enumerate(ranked):
             sure = confidence(cosine[row], excluded_mask)
@@ -475,17 +474,17 @@ class Router:
         return out
 
     def no_skill_features(self, scored: Scored, excluded: np.ndarray | None = None) -> np.ndarray:
-        """The "no skill fits" model's numbers for each request of ``scored`` (:func:`router.abstain.features`,
-        requests x 4), over the skills that may be shown (``excluded``: a mask of those that may not)."""
+        """The "no skill fits" model's numbers for each request of ``scored`` (:func:`router.abstain.features`:
+        requests x 5 where the library embeds its bodies' passages, else x 4), over the skills that may be shown
+        (``excluded``: a mask of those that may not)."""
         cosine, lexical_name = confidence_scores(scored.signals), abstain.lexical_signal(scored.signals)
         best = [confidence(row, excluded) for row in cosine]
-        lexical = [confidence(row, excluded) for row in scored.signals[lexical_name]] if lexical_name \
-            else [0.0] * len(best)
-        matched = [float(((row if excluded is None else row[~excluded]) > 0).sum())
-                   for row in scored.signals[lexical_name]] if lexical_name else [0.0] * len(best)
+        lexical, matched = abstain.lexical_evidence(scored.signals[lexical_name], excluded) if lexical_name \
+            else (np.zeros(len(best)), np.zeros(len(best)))
         everyday = abstain.everyday_cosines(scored.vectors, self.encoder.model_id, self.encode)
         chance = self._chance(int(scored.vectors.shape[1]))
-        return abstain.features(np.array(best), everyday, np.array(lexical), np.array(matched), chance)
+        passage = abstain.passage_evidence(scored.signals, excluded)
+        return abstain.features(np.array(best), everyday, lexical, matched, chance, passage)
 
     def _chance(self, dim: int) -> abstain.Chance:
         """The library's chance level: as the store keeps it with the index (computed when the index was built),

@@ -332,7 +332,7 @@ class IndexFolder:
                         "signature": signature, "generation": generation, "files": files}
             if chance is not None:
                 manifest["chance"] = dict(chance)
-            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
+            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, sort_keys=True))
             self._clean(keep=generation)
 
     def set_chance(self, generation: str, chance: Mapping[str, Any]) -> bool:
@@ -347,7 +347,7 @@ class IndexFolder:
             if manifest is None or manifest.get("generation") != generation:
                 return False
             manifest["chance"] = dict(chance)
-            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True))
+            _atomic_write(os.path.join(self.path, MANIFEST), json.dumps(manifest, sort_keys=True))
             return True
 
     def _clean(self, keep: str) -> None:

@@ -27,10 +27,52 @@ def test_the_features_are_the_four_numbers_against_the_library_chance_level() ->
                             np.array([np.e ** 4 - 1, 0.0]), chance)
     assert np.allclose(rows, [[0.15, 0.3, 0.5, 1.0], [-0.1, 0.5, -1.5, -3.0]])
     assert np.allclose(abstain.features(0.2, 0.3, -4.0, np.e - 1, chance), [[0.0, 0.3, -1.5, -2.0]])  # log1p(0)
+    # a passage cosine, but a library whose chance level has none: still the four numbers
+    assert abstain.features(0.2, 0.3, 0.0, 0.0, chance, passage=0.4).shape == (1, 4)
+
+
+def test_with_embedded_passages_the_fifth_number_is_the_best_passage_cosine_above_chance() -> None:
+    chance = abstain.Chance(best=0.2, lexical=1.5, matched=3.0, passage=0.25)
+    rows = abstain.features(np.array([0.35, 0.1]), np.array([0.3, 0.5]), np.array([np.e ** 2 - 1, 0.0]),
+                            np.array([np.e ** 4 - 1, 0.0]), chance, passage=np.array([0.4, 0.05]))
+    assert np.allclose(rows, [[0.15, 0.3, 0.5, 1.0, 0.15], [-0.1, 0.5, -1.5, -3.0, -0.2]])
+    scores = {"dense": np.zeros((2, 3)), abstain.PASSAGE: np.array([[0.1, 0.4, 0.3], [0.2, -0.1, 0.0]])}
+    assert np.allclose(abstain.passage_evidence(scores), [0.4, 0.2])
+    assert np.allclose(abstain.passage_evidence(scores, np.array([False, True, False])), [0.3, 0.2])
+    assert abstain.passage_evidence({"dense": np.zeros((2, 3))}) is None
+
+
+def test_the_lexical_evidence_is_one_function_over_the_skills_that_may_be_shown() -> None:
+    scores = np.array([[0.0, 2.5, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.5, 0.2]])
+    best, matched = abstain.lexical_evidence(scores)
+    assert best.tolist() == [2.5, 0.0, 3.0] and matched.tolist() == [2, 0, 3]
+    best, matched = abstain.lexical_evidence(scores, np.array([True, True, False, False]))
+    assert best.tolist() == [1.0, 0.0, 0.5] and matched.tolist() == [1, 0, 2]
+    best, matched = abstain.lexical_evidence(scores, np.ones(4, dtype=bool))  # every skill excluded
+    assert best.tolist() == [0.0, 0.0, 0.0] and matched.tolist() == [0, 0, 0]
+    # the chance level reads it too: its means are those of the evidence of the everyday sample
+    vectors = np.zeros((len(abstain.EVERYDAY), 4), dtype=np.float32)
+    sample = np.tile(scores, (abstain.CHANCE_SAMPLE // 3, 1))
+    chance = abstain.chance_of(lambda texts, v: {"dense": np.zeros_like(sample), "passages": sample},
+                               lambda s: s["dense"].max(axis=1), vectors)
+    assert chance.lexical == pytest.approx(np.mean(np.log1p([2.5, 0.0, 3.0])))
+    assert chance.matched == pytest.approx(np.mean(np.log1p([2, 0, 3]))) and chance.passage is None
 
 
 def test_the_decision_is_the_logit_of_the_fitted_model_at_its_cut() -> None:
-    intercept, w_best, w_everyday, w_lexical, w_matched = abstain.COEFFICIENTS
+    intercept, w_best, w_everyday, w_lexical, w_matched, w_passage = abstain.COEFFICIENTS
+    row = np.array([[0.1, 0.4, -0.5, 2.0, 0.05]])
+    assert abstain.score(row)[0] == pytest.approx(intercept + 0.1 * w_best + 0.4 * w_everyday - 0.5 * w_lexical
+                                                  + 2.0 * w_matched + 0.05 * w_passage)
+    assert abstain.score(row, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0))[0] == pytest.approx(1 + 0.2 + 1.2 - 2.0 + 10.0 + 0.3)
+    assert w_best < 0 and w_everyday > 0 and w_passage < 0  # closer to a skill or its body: less likely none
+    assert abstain.unfit(np.array([[0.0, 0.0, 0.0, 0.0, 0.0]]))[0] == (intercept >= abstain.CUT)
+    with pytest.raises(ValueError, match="the no-skill model takes 4 or 5 numbers a request, got 3"):
+        abstain.unfit(np.zeros((1, 3)))
+
+
+def test_without_embedded_passages_the_fallback_model_decides() -> None:
+    intercept, w_best, w_everyday, w_lexical, w_matched = abstain.FALLBACK_COEFFICIENTS
     row = np.array([[0.1, 0.4, -0.5, 2.0]])
     assert abstain.score(row)[0] == pytest.approx(intercept + 0.1 * w_best + 0.4 * w_everyday - 0.5 * w_lexical
                                                   + 2.0 * w_matched)
@@ -39,7 +81,7 @@ def test_the_decision_is_the_logit_of_the_fitted_model_at_its_cut() -> None:
     assert w_best < 0 and w_everyday > 0 and w_lexical < 0 and w_matched < 0
     chance = abstain.Chance(best=0.2, lexical=1.0, matched=np.log(8))
     # an everyday cosine placed exactly at the cut for each other number at chance, then either side of it
-    edge = (abstain.CUT - intercept) / w_everyday
+    edge = (abstain.FALLBACK_CUT - intercept) / w_everyday
     assert abstain.fits_no_skill(0.2, edge + 1e-6, np.e - 1, 7, chance)
     assert not abstain.fits_no_skill(0.2, edge - 1e-6, np.e - 1, 7, chance)
     # the same request sharing words with e times more bodies (plus one) than chance is kept
@@ -107,7 +149,10 @@ def test_a_saved_index_keeps_its_chance_level_in_the_cache_folder(tmp_path: Path
     assert chance(b"manifest 1") == first and calls == [54, 54, 54]
     saved.write_text('{"best": 0.3, "lexical": 1.0}')  # a file from before ``matched``: scored again
     assert chance(b"manifest 1") == first and calls == [54, 54, 54, 54]
-    assert json.loads(saved.read_text()) == {"best": first.best, "lexical": first.lexical, "matched": first.matched}
+    saved.write_text('{"best": 0.3, "lexical": 1.0, "matched": 0.5}')  # from before ``passage``: scored again
+    assert chance(b"manifest 1") == first and calls == [54, 54, 54, 54, 54]
+    assert json.loads(saved.read_text()) == {"best": first.best, "lexical": first.lexical, "matched": first.matched,
+                                             "passage": None}
 
 
 def test_everyday_vectors_are_embedded_once_then_read_from_the_cache(tmp_path: Path, monkeypatch) -> None:
@@ -200,8 +245,43 @@ def test_the_flag_follows_the_model_from_the_features_formula(bundled: Router) -
                             np.log1p(scored.signals["passages"].max(axis=1)) - chance.lexical,
                             np.log1p((scored.signals["passages"] > 0).sum(axis=1)) - chance.matched])
     assert np.allclose(bundled.no_skill_features(scored), rows)
-    expected = [bool(abstain.COEFFICIENTS[0] + r @ np.array(abstain.COEFFICIENTS[1:]) >= abstain.CUT) for r in rows]
+    # no embedded passages (passage_dense weighs 0 by default): the fallback model decides
+    coefficients = abstain.FALLBACK_COEFFICIENTS
+    expected = [bool(coefficients[0] + r @ np.array(coefficients[1:]) >= abstain.FALLBACK_CUT) for r in rows]
     assert [r.no_skill for r in bundled.route_many(texts)] == expected == [False, False, True]
+
+
+def test_the_everyday_sample_scores_the_chance_level_on_average(bundled: Router) -> None:
+    # the chance level is the mean of the same evidence routing reads: the sample routed has features 0 on average
+    rows = bundled.no_skill_features(bundled.score_many(list(abstain.EVERYDAY[:abstain.CHANCE_SAMPLE])))
+    assert np.allclose(rows[:, [0, 2, 3]].mean(axis=0), 0.0, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory, encoder) -> Router:
+    return Router.from_skills([str(BUNDLED)], "agentskills", RouterConfig(weights={"passage_dense": 0.5}),
+                              index_folder=str(tmp_path_factory.mktemp("abstain-pd-idx")), encoder=encoder)
+
+
+def test_with_embedded_passages_the_five_number_model_decides(embedded: Router) -> None:
+    texts = ["how many kWh is 500 BTU", "is it raining in oslo right now", "what's the capital of canada",
+             "thank you so much"]
+    scored = embedded.score_many(texts)
+    model_id, dim = embedded.encoder.model_id, scored.vectors.shape[1]
+    everyday = abstain.everyday_vectors(model_id, embedded.encode, dim)
+    baseline = embedded.signals.score(list(abstain.EVERYDAY[:54]), everyday[:54])
+    chance = embedded.index.chance
+    assert chance.passage == pytest.approx(float(baseline[abstain.PASSAGE].max(axis=1).mean()))
+    rows = embedded.no_skill_features(scored)
+    assert rows.shape == (4, 5)
+    assert np.allclose(rows[:, 4], scored.signals[abstain.PASSAGE].max(axis=1) - chance.passage)
+    coefficients = abstain.COEFFICIENTS
+    expected = [bool(coefficients[0] + r @ np.array(coefficients[1:]) >= abstain.CUT) for r in rows]
+    assert [r.no_skill for r in embedded.route_many(texts)] == expected == [False, False, True, True]
+    # an excluded skill's passages give no evidence
+    mask = np.array([s.name == "unit-conversion" for s in embedded.skills])
+    without = embedded.no_skill_features(scored, mask)
+    assert without[0, 4] < rows[0, 4] and np.array_equal(without[2:, 4], rows[2:, 4])
 
 
 def test_the_saved_identity_is_the_manifest_and_the_passages_body_digests(bundled: Router) -> None:

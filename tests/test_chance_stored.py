@@ -67,7 +67,8 @@ def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_sc
     status, _, err = run(capsys, "index", "--skills", str(library), "--profile", "genkit")
     assert status == 0, err
     stored = _manifest(library)["chance"]
-    assert sorted(stored) == ["means", "recipe"] and sorted(stored["means"]) == ["best", "lexical", "matched"]
+    assert sorted(stored) == ["means", "recipe"]
+    assert sorted(stored["means"]) == ["best", "lexical", "matched", "passage"] and stored["means"]["passage"] is None
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], profile="genkit")
     assert router.index.chance == abstain.Chance(**stored["means"])
@@ -132,6 +133,7 @@ def test_an_index_saved_before_the_level_was_kept_gets_it_from_its_first_build(t
 
 
 def test_a_catalogue_without_bodies_keeps_the_level_of_its_description_bm25(tmp_path, monkeypatch, encoder) -> None:
+    from router.config import RouterConfig
     from router.index import LibraryIndex, LibrarySource
     from router.routing import Router
     from router.spec import LibrarySpec
@@ -154,5 +156,35 @@ def test_a_catalogue_without_bodies_keeps_the_level_of_its_description_bm25(tmp_
                               matched=float(np.mean(np.log1p((scores["bm25"] > 0).sum(axis=1)))))
     assert router.index.chance == expected
     assert json.loads(next(Path(str(catalog) + ".index").glob("*/manifest.json")).read_text())["chance"][
-        "means"] == {"best": expected.best, "lexical": expected.lexical, "matched": expected.matched}
+        "means"] == {"best": expected.best, "lexical": expected.lexical, "matched": expected.matched, "passage": None}
+    # no bodies, so no embedded passages even when they weigh: the four numbers, decided by the fallback model
+    weighted = Router(LibraryIndex.create(LibrarySource.read(spec, RouterConfig(weights={"passage_dense": 0.5}),
+                                                             encoder=encoder)))
+    assert weighted.index.chance.passage is None
+    assert weighted.no_skill_features(weighted.score_many(["thank you so much"])).shape == (1, 4)
+    assert weighted.route("thank you so much").no_skill
 
+
+
+def test_a_library_with_embedded_passages_keeps_their_chance_level_and_its_recipe_names_them(
+        tmp_path, monkeypatch, encoder) -> None:
+    from router.config import RouterConfig
+    from router.routing import Router
+
+    library = copy_bundled(tmp_path / "skills")
+    plain = Router.from_skills([str(library)], "genkit", encoder=encoder)
+    recipe = _manifest(library)["chance"]["recipe"]
+    calls = _sample_scorings(monkeypatch)
+    embedded = Router.from_skills([str(library)], "genkit", RouterConfig(weights={"passage_dense": 0.5}),
+                                  encoder=encoder)
+    assert calls == [54]  # another recipe: the passages' chance level is computed once, with the index
+    [path] = [p for p in (library.parent / ".skill-router-index").glob("*/manifest.json")
+              if json.loads(p.read_text(encoding="utf-8"))["chance"]["recipe"] != recipe]
+    stored = json.loads(path.read_text(encoding="utf-8"))["chance"]["means"]
+    assert embedded.route("thank you so much").no_skill and calls == [54]  # read from the index, not scored
+    sample = list(abstain.EVERYDAY[:54])
+    scores = embedded.signals.score(sample, abstain.everyday_vectors(encoder.model_id, embedded.encode, 384)[:54])
+    assert stored["passage"] == pytest.approx(float(np.mean(scores[abstain.PASSAGE].max(axis=1))))
+    assert embedded.index.chance == abstain.Chance(**stored) and plain.index.chance.passage is None
+    # the other means do not read the passages' vectors
+    assert dataclasses.replace(embedded.index.chance, passage=None) == plain.index.chance

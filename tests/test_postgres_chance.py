@@ -71,7 +71,7 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     summary = _index(capsys, library, pg.url)
     kept = _kept(pg.url, summary["generation"])
     assert kept is not None and sorted(kept) == ["means", "recipe"]
-    assert sorted(kept["means"]) == ["best", "lexical", "matched"]
+    assert sorted(kept["means"]) == ["best", "lexical", "matched", "passage"] and kept["means"]["passage"] is None
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert router.index.chance == abstain.Chance(**kept["means"])

@@ -58,6 +58,8 @@ def forget() -> None:
     profiles_base._FRONTS_ADDED.clear()
     fresh._FRONTS_SEEN.clear()
     fresh._DISCOVERED.clear()
+    fresh._PARSES_SEEN.clear()
+    fresh.NOTES.clear()
     library_index._TEXTS.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
@@ -515,3 +517,245 @@ def test_the_kept_parses_are_bounded_the_least_recently_used_going_first(monkeyp
     finally:
         profiles_base._FRONTS.pop(kind, None)
         profiles_base._FRONTS_ADDED.pop(kind, None)
+
+
+# -- a new process reads only the SKILL.md files whose stamp changed (router.fresh.PARSES_FILE) --------------------
+def touch(skills: Path) -> None:
+    """A file written again with the same text: its stamp changed, so it is read again (and gives the same skill)."""
+    path = skills / "csv-cleanup" / "SKILL.md"
+    path.write_bytes(path.read_bytes())
+
+
+#: The SKILL.md files each change makes a new process read (every other one's parse is kept by its stamp).
+CHANGED_FILES = {"edit_body": 1, "edit_description": 1, "add": 1, "remove": 0, "rename": 1,
+                 "replace_keeping_size_and_time": 1, "touch": 1}
+
+
+def counting_body_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SKILL.md files read from now on for a body that was not read with its skill (a kept parse's)."""
+    read: list[str] = []
+    original = profiles_base.read_skill_file
+
+    def counting(path: str) -> bytes:
+        read.append(path)
+        return original(path)
+
+    monkeypatch.setattr(profiles_base, "read_skill_file", counting)
+    return read
+
+
+def large_library(monkeypatch: pytest.MonkeyPatch, bodies_read: int = 1000) -> None:
+    """As for a library too large to be kept whole (library.saved), read by stamp; past ``bodies_read`` skills
+    (router.passages.MAX_SKILLS, where the passage index ends) bodies are read only when asked for."""
+    monkeypatch.setattr(profiles_base, "RACY_S", -1.0)  # the files just written are trusted
+    monkeypatch.setattr(fresh, "KEPT_BYTES", -1)
+    monkeypatch.setattr(fresh, "_ALL_BODIES_READ", bodies_read)
+    monkeypatch.setattr(passages, "MAX_SKILLS", bodies_read)
+
+
+def fields(skills: object) -> list[tuple[object, ...]]:
+    return [(s.name, s.description, s.body, s.path, s.id, s.examples, dict(s.metadata))  # type: ignore[attr-defined]
+            for s in skills]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("change", [*CHANGES, touch])
+def test_a_new_process_after_one_change_reads_only_the_changed_file_and_scores_as_a_build_from_scratch(
+        tmp_path: Path, change, profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``skill-router route`` after one edit of a large library: each unchanged SKILL.md's parse comes back from
+    the kept parses by its stamp, without reading the file, and the router is the one a build from scratch
+    gives: the same skills (bodies included, read when asked for) and the same score for every signal."""
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    first = router(skills, tmp_path / "idx", FakeEncoder(), profile)
+    assert (tmp_path / "idx" / fresh.PARSES_FILE).is_file() and not (tmp_path / "idx" / fresh.FILE).exists()
+    change(skills)
+    forget()  # a new process
+    reads = counting_reads(monkeypatch)
+    refreshed = router(skills, tmp_path / "idx", FakeEncoder(), profile)
+    assert len(reads) == CHANGED_FILES[change.__name__], reads
+    assert refreshed.notes == first.notes
+    forget()
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder(), profile)
+    assert_same_scores(refreshed, scratch)
+    assert fields(refreshed.skills) == fields(scratch.skills)
+    assert list(refreshed.skills) == list(scratch.skills)  # a skill read back equals the skill its file parses to
+    forget()  # and the next process reads none
+    reads.clear()
+    again = router(skills, tmp_path / "idx", FakeEncoder(), profile)
+    assert reads == [] and again.embedded_count == 0
+    assert_same_scores(again, scratch)
+
+
+def test_past_the_passage_index_an_unchanged_body_is_read_only_when_asked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past router.passages.MAX_SKILLS skills nothing indexes a whole body: a new process after one body edit reads
+    that one SKILL.md; every other skill's texts come back with its parse, and its body is read from its file
+    (the same parse) the first time it is asked for."""
+    import pickle
+
+    from router.skill import Skill
+
+    large_library(monkeypatch, bodies_read=2)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    edit_body(skills)
+    forget()
+    reads, bodies = counting_reads(monkeypatch), counting_body_reads(monkeypatch)
+    refreshed = router(skills, tmp_path / "idx", FakeEncoder())
+    assert [Path(p).parent.name for p in reads] == ["poem-writer"]
+    # at most the first skill's: whether the library has bodies at all (router.signals.name_dense)
+    assert [Path(p).parent.name for p in bodies] in ([], ["csv-cleanup"])
+    assert "passages" not in refreshed.signals.indexes
+    forget()
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder())
+    assert_same_scores(refreshed, scratch)
+    bodies.clear()
+    kept = refreshed.source.registry.lookup("sql-tuning")
+    assert kept is not None and type(kept) is not Skill and bodies == []
+    assert kept.body == scratch.source.registry.lookup("sql-tuning").body  # type: ignore[union-attr]
+    assert [Path(p).parent.name for p in bodies] == ["sql-tuning"]
+    kept.body  # noqa: B018 - read once, then held
+    assert len(bodies) == 1
+    plain = scratch.source.registry.lookup("sql-tuning")
+    assert kept == plain and plain == kept and hash(kept) == hash(plain)
+    assert type(pickle.loads(pickle.dumps(kept))) is Skill and pickle.loads(pickle.dumps(kept)) == plain
+
+
+def test_a_kept_body_is_read_as_the_file_is_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body asked for after its file changed is the file's body now (never an older text); a file gone since
+    gives an empty body, not an error."""
+    large_library(monkeypatch, bodies_read=2)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    forget()
+    refreshed = router(skills, tmp_path / "idx", FakeEncoder())
+    path = skills / "sql-tuning" / "SKILL.md"
+    path.write_text(path.read_text().replace("Run EXPLAIN ANALYZE first.", "Vacuum first."), encoding="utf-8")
+    (skills / "git-bisect" / "SKILL.md").unlink()
+    assert "Vacuum first." in refreshed.source.registry.lookup("sql-tuning").body  # type: ignore[union-attr]
+    assert refreshed.source.registry.lookup("git-bisect").body == ""  # type: ignore[union-attr]
+
+
+def test_texts_kept_under_one_config_are_not_used_under_another(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept texts are the texts of one config's index part: a new process under another body length computes
+    the texts again (from the bodies), and scores as a build from scratch under that config."""
+    large_library(monkeypatch, bodies_read=2)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    forget()
+    config = RouterConfig(route_above=0, body_tokens=3)
+    other = Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / "idx"),
+                               encoder=FakeEncoder())
+    forget()
+    scratch = Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / "scratch"),
+                                 encoder=FakeEncoder())
+    assert_same_scores(other, scratch)
+    assert other.body_texts() == scratch.body_texts() and len(other.body_texts()[0].split()) == 3
+
+
+def test_a_damaged_or_foreign_file_of_parses_by_stamp_is_not_used(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept-parses file of another version or kind, or cut, is not used (every SKILL.md is read, with a note
+    naming the file); a damaged line costs the read of its file only."""
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder())
+    whole = (tmp_path / "scratch" / fresh.PARSES_FILE).read_bytes()
+    head, _, rest = whole.partition(b"\n")
+    lines = rest.splitlines()
+    cases = {
+        "version": (whole.replace(f'"format": {fresh.PARSES_FORMAT}'.encode(), b'"format": 0'), len(SKILLS),
+                    "not usable"),
+        "kind": (whole.replace(b'"kind": "GenkitProfile"', b'"kind": "CodexProfile"'), len(SKILLS), "not usable"),
+        "header": (b"{cut" + whole[40:], len(SKILLS), "not usable"),
+        "one line": (b"\n".join([head, lines[0][:30], *lines[1:]]) + b"\n", 1, "1 damaged line"),
+        "cut": (whole[: len(head) + 1 + len(lines[0]) + 1 + 20], len(SKILLS) - 1, "1 damaged line"),
+    }
+    for name, (damaged, read, note) in cases.items():
+        (tmp_path / "idx").mkdir(exist_ok=True)
+        (tmp_path / "idx" / fresh.PARSES_FILE).write_bytes(damaged)
+        forget()
+        reads = counting_reads(monkeypatch)
+        got = router(skills, tmp_path / "idx", FakeEncoder())
+        assert len(reads) == read, name
+        assert any(note in n and fresh.PARSES_FILE in n for n in got.notes), (name, got.notes)
+        assert_same_scores(got, scratch)
+        assert fields(got.skills) == fields(scratch.skills)
+        monkeypatch.undo()
+        large_library(monkeypatch)
+
+
+def test_edits_are_appended_and_the_file_is_written_whole_when_old_lines_pile_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new process after an edit appends the changed file's line (a later line for a file replaces an
+    earlier one); past COMPACT_RATIO lines per entry the file is written whole again, one line per file."""
+    large_library(monkeypatch)
+    monkeypatch.setattr(fresh, "COMPACT_RATIO", 1.0)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    kept = tmp_path / "idx" / fresh.PARSES_FILE
+    assert len(kept.read_bytes().splitlines()) == 1 + len(SKILLS)
+    path = skills / "poem-writer" / "SKILL.md"
+    sizes = []
+    for n in range(70):
+        path.write_text(path.read_text().replace("Count syllables", f"Form {n}. Count syllables", 1), encoding="utf-8")
+        forget()
+        got = router(skills, tmp_path / "idx", FakeEncoder())
+        sizes.append(len(kept.read_bytes().splitlines()))
+        assert f"Form {n}." in got.source.registry.lookup("poem-writer").body  # type: ignore[union-attr]
+    assert sizes[:3] == [1 + len(SKILLS) + 1, 1 + len(SKILLS) + 2, 1 + len(SKILLS) + 3]
+    assert min(sizes) == 1 + len(SKILLS) and max(sizes) <= 1 + len(SKILLS) + 64 + 1
+    forget()
+    reads = counting_reads(monkeypatch)
+    router(skills, tmp_path / "idx", FakeEncoder())
+    assert reads == []
+
+
+def test_the_passage_size_limit_is_where_bodies_are_all_read() -> None:
+    assert fresh._ALL_BODIES_READ == passages.MAX_SKILLS
+
+
+def test_a_kept_entry_that_does_not_decode_costs_the_read_of_its_file(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    scratch = router(skills, tmp_path / "scratch", FakeEncoder())
+    kept = tmp_path / "scratch" / fresh.PARSES_FILE
+    head, *lines = kept.read_bytes().splitlines()
+    import json
+
+    key, stamp, _ = json.loads(lines[2])
+    lines[2] = json.dumps([key, stamp, {"\0skill": ["too", "short"]}]).encode()
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / fresh.PARSES_FILE).write_bytes(b"\n".join([head, *lines]) + b"\n")
+    forget()
+    reads = counting_reads(monkeypatch)
+    got = router(skills, tmp_path / "idx", FakeEncoder())
+    assert len(reads) == 0  # the file was read by the same parse (read_skill_file), not by the discovery
+    assert any("damaged entry" in n for n in got.notes)
+    assert_same_scores(got, scratch)
+    assert fields(got.skills) == fields(scratch.skills)
+
+
+def test_a_root_given_twice_gets_the_same_kept_parse_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    twice = [str(skills), str(skills)]
+    Router.from_skills(twice, "genkit", RouterConfig(route_above=0), index_folder=str(tmp_path / "idx"),
+                       encoder=FakeEncoder())
+    forget()
+    reads = counting_reads(monkeypatch)
+    got = Router.from_skills(twice, "genkit", RouterConfig(route_above=0), index_folder=str(tmp_path / "idx"),
+                             encoder=FakeEncoder())
+    assert reads == [] and sorted(s.id for s in got.skills) == sorted(SKILLS)
+    assert fields(got.skills) == fields(router(skills, tmp_path / "scratch", FakeEncoder()).skills)

@@ -19,7 +19,7 @@ from indexes import Encoder
 from router.config import RouterConfig
 from router.errors import CatalogError
 from router.fresh import FILE as LIBRARY_FILE
-from router.fresh import FRONTS_FILE
+from router.fresh import FRONTS_FILE, PARSES_FILE
 from router.learned import FILE as LEARNED_FILE, append_learned, load_learned
 from router.routing import Router
 from router.store import FORMAT, MANIFEST, VECTORS, EmbeddingCache, IndexFolder, default_index_folder, text_key
@@ -93,7 +93,7 @@ def test_first_build_embeds_each_text_and_writes_every_file_with_its_checksum(te
     files = set(data["files"])
     assert {"vectors.npy", "keys.json", "bm25/index.json", "dense/vectors.npy", "dense/ids.json"} <= files
     assert sorted(p.name for p in (template / "idx").iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, data["generation"], "passages", FRONTS_FILE])  # router.passages, router.fresh
+        [".lock", MANIFEST, data["generation"], "passages", FRONTS_FILE, PARSES_FILE])  # router.passages, router.fresh
 
 
 def test_a_current_index_loads_without_embedding_or_building(built: Path, encoder: Encoder) -> None:
@@ -210,7 +210,7 @@ def test_a_killed_writer_leaves_nothing_behind_after_the_next_save(built: Path, 
     path.write_text(path.read_text().replace("haiku", "sonnets"), encoding="utf-8")
     make_router(built, encoder)
     assert sorted(p.name for p in idx.iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, manifest(built)["generation"], "passages", FRONTS_FILE])  # passages: its own folder
+        [".lock", MANIFEST, manifest(built)["generation"], "passages", FRONTS_FILE, PARSES_FILE])
 
 
 def test_an_unwritable_index_folder_is_reported_and_routing_carries_on(tmp_path: Path, encoder: Encoder) -> None:
@@ -327,7 +327,7 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
     snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
     assert snapshot is not None and len(snapshot.cache) == 2 * len(SKILLS)  # a description and a head each
     assert sorted(p.name for p in index.iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE])  # passages: its own folder
+        [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE, PARSES_FILE])
 
 
 # -- learned examples --------------------------------------------------------------------------------------------
@@ -464,7 +464,7 @@ def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_ba
     assert not any(name.startswith("body_dense/") for name in after)  # assembled from the cache, never saved
     assert _checksums_hold(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir() if p.name != LIBRARY_FILE) == sorted(
-        [".lock", MANIFEST, manifest(tmp_path)["generation"], "passages", FRONTS_FILE])
+        [".lock", MANIFEST, manifest(tmp_path)["generation"], "passages", FRONTS_FILE, PARSES_FILE])
     # read back by a new router: nothing rebuilt, and the same scores as a build from scratch
     reloaded, fresh = _body_router(tmp_path, Refusing(encoder)), _body_router(tmp_path, encoder, "fresh")
     assert reloaded.notes == [] and reloaded.saved is None

@@ -254,8 +254,13 @@ class ParsedFiles:
         if found is not None:  # a first discovery stats nothing more than it reads
             try:
                 if _stamp(os.stat(path)) == found[0]:
+                    value = found[1]
+                    resolve = getattr(value, "resolve_parse", None)
+                    if resolve is not None:  # kept by an earlier process (router.fresh): made when first met
+                        value = resolve(lambda: parse(path, read_skill_file(path), folder_name))
+                        found = (found[0], value)
                     self._now[key] = found
-                    return found[1]
+                    return value
             except OSError:
                 pass  # reading says why
         raw, opened = read_bytes_stat(path, MAX_SKILL_FILE_BYTES)
@@ -267,6 +272,19 @@ class ParsedFiles:
 
     def close(self) -> None:
         _PARSED[self.kind] = self._now
+
+
+def parsed_files(kind: str) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """What the last discovery of ``kind`` parsed or found unchanged: ``folder name NUL path`` -> (the file's
+    stamp, the parse) (what :mod:`router.fresh` keeps beside the index for the next process)."""
+    return dict(_PARSED.get(kind, {}))
+
+
+def remember_parsed(kind: str, entries: Mapping[str, tuple[tuple[int, ...], Any]]) -> None:
+    """Add ``entries`` (kept by an earlier process: a parse may be a stand-in with ``resolve_parse(reparse)``,
+    which gives the parse when the file is met with the same stamp) to what the next discovery of ``kind`` finds,
+    before the ones this process made."""
+    _PARSED[kind] = {**entries, **_PARSED.get(kind, {})}
 
 
 def parse_kind(profile: Profile) -> str:
