@@ -56,10 +56,11 @@ SOURCES = "sources.json"
 # Largest difference from the sentence-transformers vectors an export may show on the check texts. Measured
 # exports of MiniLM differ by about 2e-7 (float32 rounding in another kernel order).
 TOLERANCE = 1e-5
-# Texts per onnxruntime run. Length-sorted batches of 4-16 texts cost the least CPU per text (MiniLM on
-# 600 skill descriptions of ~75 tokens: 100 texts/CPU-second at 4, 96 at 16, 82 at 32, 74 at 64), because the
-# activations stay in cache and the longest member decides the padding; 16 keeps the per-call overhead small.
-BATCH_SIZE = 16
+# Texts per onnxruntime run. Length-sorted batches of 4 texts cost the least CPU per text, because the activations
+# stay in cache and the longest member decides the padding: MiniLM on 300 corpus descriptions took 5.4 CPU s at 4,
+# 6.3 at 16, 10.4 at 64; on 300 body passages 6.2 / 8.2 / 11.4 (benchmarks/passage_dense_cost.py --profile); a cold
+# build of the 683 corpus skills 3-10% less CPU at 4 than at 16 (passage_dense_cost.py).
+BATCH_SIZE = 4
 # Files of a model folder that do not change its vectors: documentation, and other runtimes' copies of the
 # weights, which sentence-transformers does not read when it loads the folder with torch.
 _SKIP_DIRS = frozenset({"onnx", "openvino"})
@@ -329,18 +330,19 @@ class OnnxEncoder:
                                   f"delete '{self.folder}' to re-export") from None
         self._session = session
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE,
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None,
                progress: bool | Callable[[int], None] = False) -> np.ndarray:
         """Embed ``texts``; return float32 unit vectors of shape (len(texts), dim) in input order.
 
         Texts are tokenized together, sorted by token count and run in batches of ``batch_size`` padded to
         their longest member, so little work is spent on padding; batches run on one worker thread per core.
-        The default :data:`BATCH_SIZE` is smaller than sentence-transformers' usual 64 on purpose (see there).
+        ``batch_size`` None: :data:`BATCH_SIZE`, smaller than sentence-transformers' usual 64 on purpose (see there).
         ``progress`` True shows a bar (tqdm, if installed); a callable is called with the number of texts each
         finished batch embedded (the caller shows its own progress).
         """
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
+        batch_size = BATCH_SIZE if batch_size is None else batch_size
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         texts = list(texts)

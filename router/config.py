@@ -69,8 +69,8 @@ class RouterConfig:
         on the dev sets; ``name_dense``, the embedding of the name words alone: a weight above 0 counts it in every
         library; at 0, ``catalogue_names`` decides; ``centrality``, each skill's closeness to the library's mean
         description, the same for every request, 0.2 chosen on the dev sets, :mod:`router.signals.centrality`;
-        ``passage_dense``, the request's mean cosine with the first four passages of each body: 0 by default, so no
-        body is embedded; 0.5 chosen on the dev sets embeds each body's head at build time,
+        ``passage_dense``, the request's mean cosine with the openings (16 words) of the first three passages of each
+        body, embedded at build time: 0.5 chosen on the dev sets; 0 embeds nothing of a body,
         :mod:`router.signals.passage_dense`).
     catalogue_names: the weight of ``name_dense`` in a library without SKILL.md bodies whose names say something
         their descriptions do not (the rule of :mod:`router.signals.name_dense`; 0.3 chosen on the dev sets: MetaTool

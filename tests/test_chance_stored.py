@@ -49,14 +49,17 @@ def _router(library: Path, encoder):
 
 def _by_formula(router) -> abstain.Chance:
     """The chance level as the first route used to compute it: the first 54 everyday requests scored, the mean
-    best cosine (examples, else dense), the mean log(1 + best passage score) and the mean
-    log(1 + number of skills with a passage score above zero)."""
+    best cosine (examples, else dense), the mean log(1 + best passage score), the mean
+    log(1 + number of skills with a passage score above zero) and, where the bodies' heads are embedded, the mean
+    best head cosine."""
     sample = list(abstain.EVERYDAY[:54])
     vectors = abstain.everyday_vectors(router.encoder.model_id, router.encode, 384)[:54]
     scores = router.signals.score(sample, vectors)
     best = scores.get("examples", scores["dense"]).max(axis=1)
     return abstain.Chance(best=float(np.mean(best)), lexical=float(np.mean(np.log1p(scores["passages"].max(axis=1)))),
-                          matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))))
+                          matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))),
+                          passage=float(np.mean(scores[abstain.PASSAGE].max(axis=1))) if abstain.PASSAGE in scores
+                          else None)
 
 
 def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_scores_no_sample(
@@ -68,7 +71,8 @@ def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_sc
     assert status == 0, err
     stored = _manifest(library)["chance"]
     assert sorted(stored) == ["means", "recipe"]
-    assert sorted(stored["means"]) == ["best", "lexical", "matched", "passage"] and stored["means"]["passage"] is None
+    # the default embeds the bodies' heads (passage_dense), so the level has their mean too
+    assert sorted(stored["means"]) == ["best", "lexical", "matched", "passage"] and stored["means"]["passage"] > 0
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], profile="genkit")
     assert router.index.chance == abstain.Chance(**stored["means"])
@@ -172,7 +176,7 @@ def test_a_library_with_embedded_passages_keeps_their_chance_level_and_its_recip
     from router.routing import Router
 
     library = copy_bundled(tmp_path / "skills")
-    plain = Router.from_skills([str(library)], "genkit", encoder=encoder)
+    plain = Router.from_skills([str(library)], "genkit", RouterConfig(weights={"passage_dense": 0.0}), encoder=encoder)
     recipe = _manifest(library)["chance"]["recipe"]
     calls = _sample_scorings(monkeypatch)
     embedded = Router.from_skills([str(library)], "genkit", RouterConfig(weights={"passage_dense": 0.5}),

@@ -383,8 +383,8 @@ def test_index_twice_embeds_nothing_the_second_time(library: Path, tmp_path: Pat
     status, out, _ = run(capsys, "index", "--skills", str(library), "--index-dir", str(index), "--json")
     first = json.loads(out)
     assert status == 0
-    # every description, once (the default does not embed bodies: body_dense weighs 0)
-    assert first["skills"] == len(LIBRARY) and first["embedded"] == len(LIBRARY) and first["index"] == str(index)
+    # every description, once, and the bodies' one head passage ("Steps.", the same body for every skill)
+    assert first["skills"] == len(LIBRARY) and first["embedded"] == len(LIBRARY) + 1 and first["index"] == str(index)
     assert (index / "manifest.json").is_file()
     status, out, _ = run(capsys, "index", "--skills", str(library), "--index-dir", str(index), "--json")
     assert status == 0

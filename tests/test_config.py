@@ -16,7 +16,7 @@ def test_defaults() -> None:
     assert (config.k, config.route_above, config.fusion, config.rrf_k) == (5, 15, "zscore", 60)
     assert config.weights == {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0,
                               "passages": 0.8, "name_dense": 0.0, "centrality": 0.2,
-                              "passage_dense": 0.0} == DEFAULT_WEIGHTS
+                              "passage_dense": 0.5} == DEFAULT_WEIGHTS
     assert (config.threshold, config.on_abstain, config.body, config.body_tokens) == (None, "top-k", "lead", 150)
     assert (config.model, config.context_weight) == (None, 0.3)
 

@@ -35,13 +35,14 @@ def test_from_skills_builds_at_once_and_a_second_run_loads_what_the_first_saved(
     encoder = FakeEncoder()
     router = Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0), index_folder=str(tmp_path / "i"),
                                 encoder=encoder)
-    # built before any request: the three descriptions embedded, the index and the passage index saved
-    assert encoder.calls == 3 and router.embedded_count == 3 and router.saved is True
+    # built before any request: the three descriptions and the bodies' heads (one passage each) embedded, the
+    # index and the passage index saved
+    assert encoder.calls == 3 + 3 and router.embedded_count == 3 + 3 and router.saved is True
     assert (tmp_path / "i" / "manifest.json").is_file() and (tmp_path / "i" / "passages").is_dir()
     saved = files_and_times(tmp_path / "i")
     again = Router.from_skills([str(skills)], "genkit", RouterConfig(route_above=0),
                                index_folder=str(tmp_path / "i"), encoder=encoder)
-    assert encoder.calls == 3 and again.embedded_count == 0 and again.saved is None  # loaded, nothing rebuilt
+    assert encoder.calls == 3 + 3 and again.embedded_count == 0 and again.saved is None  # loaded, nothing rebuilt
     assert files_and_times(tmp_path / "i") == saved
     assert [m.id for m in again.rank("weather in Lyon")] == [m.id for m in router.rank("weather in Lyon")]
 
@@ -85,9 +86,9 @@ def test_with_config_shares_the_index_for_ranking_fields_and_builds_one_for_inde
                                 encoder=encoder)
     ranked = router.with_config(k=1, fusion="rrf", weights={"bm25": 1.0})
     assert ranked.signals is router.signals and ranked.config.k == 1 and router.config.k == 5
-    assert encoder.calls == 3
+    assert encoder.calls == 3 + 3  # descriptions, heads
     named = router.with_config(dense_name=True)  # the embedded text changes: built now, for the new texts
-    assert named.signals is not router.signals and encoder.calls == 6 and named.embedded_count == 3
+    assert named.signals is not router.signals and encoder.calls == 9 and named.embedded_count == 3
     without_passages = router.with_config(weights={"passages": 0.0})  # one signal fewer is built
     assert "passages" not in without_passages.signals.indexes
     assert "passages" in router.signals.indexes

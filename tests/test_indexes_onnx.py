@@ -99,7 +99,8 @@ def test_bulk_batches_keep_input_order(onnx: OnnxEncoder) -> None:
 
 
 def test_a_few_texts_are_split_over_the_cores(onnx: OnnxEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A server's batch of 14 requests runs as one part per core, not as one run that leaves a core idle."""
+    """A server's batch of requests keeps every core busy, not one run that leaves a core idle: 6 requests run as one
+    part per core, 14 as runs of BATCH_SIZE (4) shared by the two cores."""
     texts = [f"route request number {i} to a skill" for i in range(14)]
     expected = np.concatenate([onnx.encode([t]) for t in texts])
     runs: list[int] = []
@@ -113,8 +114,10 @@ def test_a_few_texts_are_split_over_the_cores(onnx: OnnxEncoder, monkeypatch: py
 
     monkeypatch.setattr(onnx, "_session", Counting())
     split = onnx.encode(texts)
-    assert sorted(runs) == [7, 7]
+    assert sorted(runs) == [2, 4, 4, 4]
     assert np.abs(split - expected).max() <= 1e-5
+    runs.clear()
+    assert np.abs(onnx.encode(texts[:6]) - expected[:6]).max() <= 1e-5 and sorted(runs) == [3, 3]
 
 
 def test_cache_hit_does_not_export_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,12 +29,13 @@ def spec(tmp_path: Path) -> LibrarySpec:
 def test_build_writes_nothing_and_save_writes_once(spec: LibrarySpec, tmp_path: Path) -> None:
     encoder = FakeEncoder()
     index, report = LibraryIndex.build(spec, RouterConfig(route_above=0), encoder=encoder)
-    assert report.embedded == 3 and encoder.calls == 3  # one description each; bodies are not embedded
+    # one description each and the bodies' one head passage ("Steps.", the same body for all three)
+    assert report.embedded == 3 + 1 and encoder.calls == 3 + 1
     assert not (tmp_path / "idx").exists()
     assert index.save() is True and (tmp_path / "idx" / "manifest.json").is_file()
     assert index.save() is False
     again, report = LibraryIndex.build(spec, RouterConfig(route_above=0), encoder=encoder)
-    assert report.embedded == 0 and encoder.calls == 3 and again.save() is False
+    assert report.embedded == 0 and encoder.calls == 3 + 1 and again.save() is False
 
 
 def test_a_router_over_a_built_index_routes_without_building(spec: LibrarySpec) -> None:
@@ -43,7 +44,7 @@ def test_a_router_over_a_built_index_routes_without_building(spec: LibrarySpec) 
     router = Router.from_index(index)
     assert router.signals is index.signals
     ranked = [m.id for m in router.rank("weather forecast for Lyon")]
-    assert encoder.calls == 3 + 1  # the request, nothing else
+    assert encoder.calls == 3 + 1 + 1  # the build's descriptions and head, then the request, nothing else
     assert ranked == [m.id for m in Router.from_spec(spec, RouterConfig(route_above=0, k=2),
                                                      encoder=FakeEncoder()).rank("weather forecast for Lyon")]
     assert ranked[0] == "weather-forecast" and router.build_report is index.report  # the index's own build

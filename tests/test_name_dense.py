@@ -98,7 +98,8 @@ def test_a_library_with_bodies_embeds_no_name_unless_the_weight_asks() -> None:
     skills = [Skill(name=s.name, description=s.description, body=f"# {s.name}\nUse it well.") for s in SKILLS]
     encoder = FakeEncoder(dim=64)
     routed = router(encoder, skills)
-    assert "name_dense" not in routed.score_many([REQUEST]).signals and routed.embedded_count == 3
+    # three descriptions and the bodies' heads (one passage each), no name
+    assert "name_dense" not in routed.score_many([REQUEST]).signals and routed.embedded_count == 3 + 3
     weighed = routed.with_config(weights={"name_dense": 0.3})  # the index part changed: built again, with names
     assert "name_dense" in weighed.score_many([REQUEST]).signals
 

@@ -338,7 +338,8 @@ def test_an_index_is_built_from_the_texts_of_the_signals_it_builds_only(tmp_path
     assert texts == {name: everything[name] for name in texts}
     # name_dense's text (the name's words) is wanted while catalogue_names weighs it: whether the names count is
     # decided at build time, from the library
-    assert sorted(texts) == ["bm25", "body_bm25", "centrality", "dense", "examples", "name_dense", "passages"]
+    assert sorted(texts) == ["bm25", "body_bm25", "centrality", "dense", "examples", "name_dense",
+                             "passage_dense", "passages"]
 
 
 def test_bm25_weights_are_the_term_major_matrix_of_the_documents() -> None:

@@ -18,6 +18,7 @@ from router.config import RouterConfig
 from router.errors import ConfigError, SkillToolError
 from router.profiles import get_profile
 from router.routing import Router
+from router.signals import passage_dense
 
 
 def scores(router: Router, query) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -84,8 +85,11 @@ def test_bundled_requests_reach_their_skill(bundled: Router, request_text: str, 
 def test_bundled_build_embeds_every_skill_once(bundled: Router, encoder: Encoder, tmp_path: Path) -> None:
     assert len(bundled.skills) == 52
     texts = set(bundled.dense_texts()) | {e for s in bundled.skills for e in s.examples}
-    # a fresh folder: every description once; bodies only feed BM25 (body_dense weighs 0 by default)
-    assert bundled.embedded_count == len(texts) == 52 and bundled.signals.body_dense is None
+    heads = {p for s in bundled.skills for p in passage_dense.head_passages(s.body or "")}
+    # a fresh folder: every description and every passage of the bodies' heads once (3 per body here); of the
+    # bodies only their heads are embedded (body_dense weighs 0 by default)
+    assert len(texts) == 52 and len(heads) == 3 * 52
+    assert bundled.embedded_count == len(texts | heads) and bundled.signals.body_dense is None
     assert bundled.signals.body_bm25 is not None
     again = Router.from_skills([str(BUNDLED)], "genkit", RouterConfig(route_above=0),
                                index_folder=bundled.index_folder, encoder=encoder)
@@ -203,7 +207,7 @@ def test_ties_break_by_id_and_repeat(tmp_path: Path, encoder: Encoder, small_ind
     router = Router.from_skills([str(root)], "unreal", RouterConfig(route_above=0, k=2),
                                 index_folder=str(tmp_path / "idx"), encoder=encoder)
     assert [s.id for s in router.skills][:2] == ["kitchen_units", "kitchen-units"]
-    assert router.embedded_count == 1  # one text shared by both skills
+    assert router.embedded_count == 2  # one description and one body head ("Steps."), each shared by both
     request = "how many grams is a cup of flour"
     first = router.rank(request)
     assert [m.id for m in first] == ["kitchen-units", "kitchen_units"]

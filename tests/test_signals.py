@@ -35,7 +35,7 @@ def test_every_signal_is_declared_once_with_its_kind_and_default_weight() -> Non
                        "centrality", "passage_dense")
     assert lexical_names() == {"bm25", "body_bm25", "passages"}
     assert DEFAULT_WEIGHTS == {"bm25": 0.3, "dense": 1.0, "examples": 2.0, "body_bm25": 0.0, "body_dense": 0.0,
-                               "passages": 0.8, "name_dense": 0.0, "centrality": 0.2, "passage_dense": 0.0}
+                               "passages": 0.8, "name_dense": 0.0, "centrality": 0.2, "passage_dense": 0.5}
     assert {name: s.persisted for name, s in registry().items()} == {
         "bm25": True, "dense": True, "examples": False, "body_bm25": True, "body_dense": False, "passages": False,
         "name_dense": False, "centrality": False, "passage_dense": False}

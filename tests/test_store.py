@@ -45,7 +45,8 @@ def write_library(root: Path, skills: dict[str, str] = SKILLS) -> Path:
 
 
 def make_router(tmp_path: Path, encoder, **kwargs) -> Router:
-    # Description texts only (no body signals), so the counts below are one text per skill.
+    # No body lead (body "none"): each skill embeds its description and its body's head (passage_dense), which
+    # for these bodies is one passage, the heading alone.
     return Router.from_skills([str(tmp_path / "skills")], "genkit", RouterConfig(route_above=0, k=2, body="none"),
                               index_folder=str(tmp_path / "idx"), encoder=encoder, **kwargs)
 
@@ -115,7 +116,7 @@ def test_changing_one_description_embeds_exactly_one_text_and_drops_the_old_row(
     path.write_text(path.read_text().replace("haiku", "limericks"), encoding="utf-8")
     router = make_router(built, encoder)
     assert router.embedded_count == 1 and router.saved is True
-    assert len(json.loads((generation(built) / "keys.json").read_text())) == len(SKILLS)
+    assert len(json.loads((generation(built) / "keys.json").read_text())) == 2 * len(SKILLS)  # description, head
 
 
 def test_a_flipped_vector_is_detected_by_its_checksum_and_rebuilt(built: Path, encoder: Encoder) -> None:
@@ -177,8 +178,8 @@ def test_two_libraries_beside_each_other_keep_their_own_index(tmp_path: Path, en
         return Router.from_skills([str(root)], "genkit", RouterConfig(route_above=0, body="none"),
                                   encoder=encoder)
 
-    assert build(a).embedded_count == 3
-    assert build(b).embedded_count == 2
+    assert build(a).embedded_count == 2 * 3  # a description and a head (the heading) per skill
+    assert build(b).embedded_count == 2 * 2
     assert build(a).embedded_count == 0  # B's save did not touch A's vectors
     append_learned(build(a).index_folder, {"weather-now": ["umbrella today?"]})
     assert build(a).skill_by_id("weather-now").examples == ("umbrella today?",)
@@ -324,7 +325,7 @@ def test_concurrent_builds_both_succeed_and_leave_a_clean_folder(tmp_path: Path)
         assert process.returncode == 0, err
         assert out.strip() == "[]", out  # neither saw a half-written folder
     snapshot = IndexFolder(str(index)).read("test/hash-encoder", 8)
-    assert snapshot is not None and len(snapshot.cache) == len(SKILLS)
+    assert snapshot is not None and len(snapshot.cache) == 2 * len(SKILLS)  # a description and a head each
     assert sorted(p.name for p in index.iterdir() if p.name != LIBRARY_FILE) == sorted(
         [".lock", MANIFEST, snapshot.manifest["generation"], "passages", FRONTS_FILE, PARSES_FILE])
 
@@ -388,12 +389,12 @@ def test_a_changed_body_alone_is_re_embedded_and_its_signals_rebuilt(tmp_path: P
         return Router.from_skills([str(skills)], "genkit", config, index_folder=str(tmp_path / index),
                                   encoder=encoder)
 
-    assert build("idx").embedded_count == 2 * len(SKILLS)
+    assert build("idx").embedded_count == 3 * len(SKILLS)  # a description, a body lead and a body head each
     path = skills / "poem-writer" / "SKILL.md"
     path.write_text(path.read_text().replace("# poem-writer", "# poem-writer\nSonnets and villanelles too."),
                     encoding="utf-8")
     refreshed, fresh = build("idx"), build("fresh")
-    assert refreshed.embedded_count == 1
+    assert refreshed.embedded_count == 2  # the edited body's lead and head
     # the same vectors as a fresh build, up to the float rounding of another batch's padding
     np.testing.assert_allclose(refreshed.signals.body_dense.vectors, fresh.signals.body_dense.vectors, atol=1e-5)
     request = "write me a villanelle"
@@ -420,7 +421,8 @@ def _body_router(tmp_path: Path, encoder, index: str = "idx") -> Router:
 
 
 def test_by_default_a_body_edit_embeds_nothing_and_rebuilds_body_bm25(tmp_path: Path, encoder: Encoder) -> None:
-    """body_dense weighs 0 by default, so bodies are never embedded; their BM25 still follows an edit."""
+    """body_dense weighs 0 by default, so of a body only its head is embedded (passage_dense); its BM25 follows an
+    edit."""
     skills = write_library(tmp_path / "skills")
 
     def build(index: str) -> Router:
@@ -428,11 +430,11 @@ def test_by_default_a_body_edit_embeds_nothing_and_rebuilds_body_bm25(tmp_path: 
                                   index_folder=str(tmp_path / index), encoder=encoder)
 
     first = build("idx")
-    assert first.embedded_count == len(SKILLS) and first.signals.body_dense is None
+    assert first.embedded_count == 2 * len(SKILLS) and first.signals.body_dense is None  # descriptions, heads
     assert "body_dense" not in first.score_many(["write me a villanelle"]).signals
     _edit_body(skills)
     refreshed = build("idx")
-    assert refreshed.embedded_count == 0
+    assert refreshed.embedded_count == 1  # the edited body's head
     assert refreshed.rank("write me a villanelle")[0].scores["body_bm25"] > 0
     assert first.rank("write me a villanelle")[0].scores.get("body_bm25", 0) == 0
     # giving body_dense a weight embeds the bodies (once) and the router rebuilds rather than sharing the signals
@@ -453,7 +455,7 @@ def test_a_body_edit_links_the_unchanged_indexes_and_the_new_generation_reads_ba
     before = _inodes(tmp_path / "idx")
     _edit_body(tmp_path / "skills")
     refreshed = _body_router(tmp_path, encoder)
-    assert refreshed.embedded_count == 1 and refreshed.saved is True and refreshed.notes == []
+    assert refreshed.embedded_count == 2 and refreshed.saved is True and refreshed.notes == []  # its lead, head
     after = _inodes(tmp_path / "idx")
     linked = {name for name in after if before.get(name) == after[name]}
     # the description's indexes did not change: the new generation links their files; the rest is written anew

@@ -99,6 +99,30 @@ class Tuning:
     group: str = ""
 
 
+class BodySignal:
+    """What the signals over the SKILL.md body share (``body_bm25``, ``body_dense``, ``passages``,
+    ``passage_dense``): each indexes the whole body unless it says otherwise, is built when it weighs something,
+    is absent from a library without any body text (a tool catalogue, which then ranks as without it), is not kept
+    in the index folder, and has its weight tuned with the others of the ``body`` group."""
+
+    name: str
+    reads_body = True
+    persisted = False
+    tuning = Tuning(scales=BODY_SCALES, group="body")
+
+    def text(self, skill: Skill, config: RouterConfig) -> str:
+        return skill.body or ""
+
+    def wanted(self, config: RouterConfig) -> bool:
+        return config.weights.get(self.name, 0.0) > 0
+
+    def applies(self, texts: Sequence[str]) -> bool:
+        return any(t.strip() for t in texts)
+
+    def index_kind(self) -> Any:
+        return None
+
+
 @dataclass
 class BuildJob:
     """What building a library's signals shares: the skills, every signal's text per skill, the embedding cache

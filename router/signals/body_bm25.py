@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import body_text
 
-from router.signals.base import BODY_SCALES, Tuning
+from router.signals.base import BodySignal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -18,24 +18,19 @@ if TYPE_CHECKING:
     from router.skill import Skill
 
 
-class BodyBM25Signal:
+class BodyBM25Signal(BodySignal):
     name = "body_bm25"
     lexical = True
     default_weight = 0.0  # router.passages (best passage of the whole body) took its place; 0.5 past its size limit
     position = 40
-    reads_body = True
     persisted = True
     build_rank = 30
-    tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)
 
     def wanted(self, config: RouterConfig) -> bool:
         return True
-
-    def applies(self, texts: Sequence[str]) -> bool:
-        return any(t.strip() for t in texts)
 
     def index_kind(self) -> Any:
         from indexes import BM25Index

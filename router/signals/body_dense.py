@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from router.texts import body_text
 
-from router.signals.base import BODY_SCALES, Tuning
+from router.signals.base import BodySignal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,27 +21,18 @@ if TYPE_CHECKING:
     from router.skill import Skill
 
 
-class BodyDenseSignal:
+class BodyDenseSignal(BodySignal):
     name = "body_dense"
     lexical = False
     default_weight = 0.0
     position = 50
-    reads_body = True
-    persisted = False
     build_rank = 40
-    tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)
 
     def wanted(self, config: RouterConfig) -> bool:
         return config.embeds_bodies
-
-    def applies(self, texts: Sequence[str]) -> bool:
-        return any(t.strip() for t in texts)
-
-    def index_kind(self) -> None:
-        return None  # not persisted
 
     def build(self, job: BuildJob) -> Any | None:
         import numpy as np

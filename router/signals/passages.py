@@ -10,37 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from router.signals.base import BODY_SCALES, Tuning
+from router.signals.base import BodySignal
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from router.config import RouterConfig
     from router.signals.base import BuildJob
-    from router.skill import Skill
 
 
-class PassagesSignal:
+class PassagesSignal(BodySignal):
     name = "passages"
     lexical = True
     default_weight = 0.8  # with body_bm25 0, chosen on the pooled dev sets (benchmarks/passage_choice.py)
     position = 60
-    reads_body = True
-    persisted = False
     build_rank = 60
-    tuning = Tuning(scales=BODY_SCALES, group="body")
-
-    def text(self, skill: Skill, config: RouterConfig) -> str:
-        return skill.body or ""
-
-    def wanted(self, config: RouterConfig) -> bool:
-        return config.weights.get(self.name, 0.0) > 0
-
-    def applies(self, texts: Sequence[str]) -> bool:
-        return any(t.strip() for t in texts)
-
-    def index_kind(self) -> Any:
-        return None
 
     def build(self, job: BuildJob) -> Any | None:
         import os
