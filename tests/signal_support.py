@@ -21,3 +21,22 @@ def memory_router(encoder: FakeEncoder, skills: Sequence[Skill], **config: objec
     source = LibrarySource(LibrarySpec.create([]), chosen, SkillRegistry(list(skills)), get_profile("agentskills"),
                            chosen_encoder=encoder)
     return Router(LibraryIndex.create(source, persist=False))
+
+
+def chance_by_formula(router: Router):  # -> router.abstain.Chance
+    """The chance level as a router's first route computes it: the first 54 everyday requests scored through its
+    signals (a file store's or a database's), the mean best cosine (examples, else dense), the mean
+    log(1 + best passage score), the mean log(1 + number of skills with a passage score above zero) and, where the
+    bodies' heads are embedded, the mean best head cosine."""
+    import numpy as np
+
+    from router import abstain
+
+    sample = list(abstain.EVERYDAY[:54])
+    vectors = abstain.everyday_vectors(router.encoder.model_id, router.encode, 384)[:54]
+    scores = router.signals.score(sample, vectors)
+    best = scores.get("examples", scores["dense"]).max(axis=1)
+    return abstain.Chance(best=float(np.mean(best)), lexical=float(np.mean(np.log1p(scores["passages"].max(axis=1)))),
+                          matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))),
+                          passage=float(np.mean(scores[abstain.PASSAGE].max(axis=1))) if abstain.PASSAGE in scores
+                          else None)

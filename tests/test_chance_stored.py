@@ -13,6 +13,7 @@ import pytest
 from router import abstain
 from tests.cli_support import run
 from tests.serve_support import copy_bundled
+from tests.signal_support import chance_by_formula
 
 pytestmark = pytest.mark.model
 
@@ -47,21 +48,6 @@ def _router(library: Path, encoder):
     return Router(LibraryIndex.create(source, persist=True))
 
 
-def _by_formula(router) -> abstain.Chance:
-    """The chance level as the first route used to compute it: the first 54 everyday requests scored, the mean
-    best cosine (examples, else dense), the mean log(1 + best passage score), the mean
-    log(1 + number of skills with a passage score above zero) and, where the bodies' heads are embedded, the mean
-    best head cosine."""
-    sample = list(abstain.EVERYDAY[:54])
-    vectors = abstain.everyday_vectors(router.encoder.model_id, router.encode, 384)[:54]
-    scores = router.signals.score(sample, vectors)
-    best = scores.get("examples", scores["dense"]).max(axis=1)
-    return abstain.Chance(best=float(np.mean(best)), lexical=float(np.mean(np.log1p(scores["passages"].max(axis=1)))),
-                          matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))),
-                          passage=float(np.mean(scores[abstain.PASSAGE].max(axis=1))) if abstain.PASSAGE in scores
-                          else None)
-
-
 def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_scores_no_sample(
         capsys, tmp_path, monkeypatch) -> None:
     from router.routing import Router
@@ -79,7 +65,7 @@ def test_index_saves_the_chance_level_a_first_route_computed_and_a_new_router_sc
     routing = router.route("thank you so much")
     assert routing.no_skill and calls == []  # the decision was made, and the everyday sample never scored
     # exactly the level the first route computed before it was kept with the index
-    assert abstain.Chance(**stored["means"]) == _by_formula(router)
+    assert abstain.Chance(**stored["means"]) == chance_by_formula(router)
     from router.index import scored_names  # what the recipe names: the signals a score returns, without scoring
 
     assert scored_names(router.signals) == tuple(router.signals.score(["hello"], router.encode(["hello"])))
@@ -104,12 +90,12 @@ def test_a_changed_recipe_or_library_computes_the_level_again_once(tmp_path, mon
                     encoding="utf-8")
     edited = _router(library, encoder)
     assert calls == [54, 54]
-    assert edited.index.chance == _by_formula(edited) != first.index.chance
+    assert edited.index.chance == chance_by_formula(edited) != first.index.chance
     # an example request (nor does it cover these): the confidence reads it
     (library / "pdf-form-filling" / "routing-examples.txt").write_text("thank you so much\n", encoding="utf-8")
     calls.clear()
     with_example = _router(library, encoder)
-    assert calls == [54] and with_example.index.chance == _by_formula(with_example)
+    assert calls == [54] and with_example.index.chance == chance_by_formula(with_example)
     assert with_example.index.chance.best > edited.index.chance.best  # "thank you so much" is its own example now
 
 

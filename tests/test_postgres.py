@@ -157,11 +157,12 @@ def test_the_hnsw_path_gives_candidates_their_exact_fused_scores(pg, capsys, tmp
     library = copy_bundled(tmp_path / "skills")
     monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)  # 52 skills: HNSW index and top lists
     monkeypatch.setattr(pgstore, "MIN_DEPTH", 12)
+    # as in a catalogue past the HNSW threshold: no passage index and no body heads (over
+    # router.passages.MAX_SKILLS), and only the whole request is compared (a request's parts, router.split, retrieve
+    # their own candidates)
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
     assert run(capsys, "index", "--skills", str(library), "--index-url", pg.url)[0] == 0
     queries = _queries("bundled-dev.jsonl")
-    # as in a catalogue past the HNSW threshold: no passage index (over router.passages.MAX_SKILLS), and only the
-    # whole request is compared (a request's parts, router.split, retrieve their own candidates)
-    monkeypatch.setattr(passages, "MAX_SKILLS", 10)
     whole = RouterConfig(split_weight=0)
     files = Router.from_skills([str(library)], config=whole, index_folder=str(tmp_path / "index"))
     database = Router.from_skills([str(library)], config=whole, store=pgstore.PgStore(pg.url))
@@ -186,7 +187,7 @@ def test_libraries_of_two_profiles_share_one_database_and_the_config_names_it(pg
     for profile in ("agentskills", "genkit"):
         status, out, _ = run(capsys, "index", "--skills", str(library), "--profile", profile, "--config", str(config),
                              "--json")
-        assert status == 0 and json.loads(out)["embedded"] == 52
+        assert status == 0 and json.loads(out)["embedded"] == 52 + 3 * 52  # descriptions and body heads
     status, out, _ = run(capsys, "prompt", "--skills", str(library), "--profile", "genkit", "--config", str(config),
                          "-k", "1", "fill in the fields of this pdf form")
     assert status == 0 and "pdf-form-filling" in out and "docx-report-writing" not in out

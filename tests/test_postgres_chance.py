@@ -16,6 +16,7 @@ from router import abstain
 from tests.cli_support import run
 from tests.pg_support import edit_description, missing_reason
 from tests.serve_support import copy_bundled, running
+from tests.signal_support import chance_by_formula
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
 
@@ -51,17 +52,6 @@ def _sample_scorings(monkeypatch) -> list[int]:
     return calls
 
 
-def _by_formula(router) -> abstain.Chance:
-    """The chance level as a reader's first route computed it: the first 54 everyday requests scored through the
-    database, the mean best cosine, the mean log(1 + best passage score) and the mean
-    log(1 + number of skills with a passage score above zero)."""
-    sample = list(abstain.EVERYDAY[:54])
-    scores = router.signals.score(sample, abstain.everyday_vectors(router.encoder.model_id, router.encode, 384)[:54])
-    best = scores.get("examples", scores["dense"]).max(axis=1)
-    return abstain.Chance(best=float(np.mean(best)), lexical=float(np.mean(np.log1p(scores["passages"].max(axis=1)))),
-                          matched=float(np.mean(np.log1p((scores["passages"] > 0).sum(axis=1)))))
-
-
 def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_sample(pg, capsys, tmp_path,
                                                                                        monkeypatch) -> None:
     from router import pgstore
@@ -71,13 +61,14 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     summary = _index(capsys, library, pg.url)
     kept = _kept(pg.url, summary["generation"])
     assert kept is not None and sorted(kept) == ["means", "recipe"]
-    assert sorted(kept["means"]) == ["best", "lexical", "matched", "passage"] and kept["means"]["passage"] is None
+    assert sorted(kept["means"]) == ["best", "lexical", "matched", "passage"]
+    assert kept["means"]["passage"] is not None  # the bodies' heads are embedded by default
     calls = _sample_scorings(monkeypatch)
     router = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert router.index.chance == abstain.Chance(**kept["means"])
     assert router.route("thank you so much").no_skill and calls == []
     # exactly the level the reader's first route computed before the generation kept it
-    assert abstain.Chance(**kept["means"]) == _by_formula(router)
+    assert abstain.Chance(**kept["means"]) == chance_by_formula(router)
     from router.index import scored_names  # what the recipe names: the signals a score returns, without scoring
 
     names = scored_names(router.signals)
@@ -89,7 +80,7 @@ def test_each_generation_keeps_the_level_a_reader_computed_and_readers_score_no_
     calls.clear()
     again = Router.from_skills([str(library)], store=pgstore.PgStore(pg.url))
     assert again.index.chance == abstain.Chance(**_kept(pg.url, edited["generation"])["means"])
-    assert calls == [] and again.index.chance == _by_formula(again)
+    assert calls == [] and again.index.chance == chance_by_formula(again)
     # a reader whose config feeds the level other signals (no passage index) computes its own, once
     other = again.with_config(weights={**again.config.weights, "passages": 0.0})
     assert other.index.chance is None

@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.model, pytest.mark.skipif(missing_reason() is not None
 
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHED = {"weights": {"passage_dense": 0.5}}
+OFF = {"weights": {"passage_dense": 0.0}}
 
 
 def _queries(*names: str) -> list[str]:
@@ -96,7 +97,8 @@ def test_a_replica_ranks_exactly_as_the_file_store_with_passage_dense_on(pg, cap
         assert sorted(scored) == sorted(expected) and "passage_dense" in scored
         np.testing.assert_allclose(scored["passage_dense"], expected["passage_dense"], rtol=0, atol=1e-6)
     # the signal moves rankings: without it some of the 342 top-5 lists differ
-    plain = Router.from_skills([str(library)], index_folder=str(tmp_path / "plain"))
+    plain = Router.from_skills([str(library)], config=RouterConfig(weights={"passage_dense": 0.0}),
+                              index_folder=str(tmp_path / "plain"))
     want = _top5(files, queries)
     assert sum(a != b for a, b in zip(want, _top5(plain, queries))) > 0
     for router in (database, replica):
@@ -115,7 +117,9 @@ def test_schema_3_is_refused_by_readers_and_migrated_by_index(pg, capsys, tmp_pa
     from router.spec import LibrarySpec
 
     library = _small_library(tmp_path / "skills")
-    first = _index(capsys, library, pg.url)
+    (tmp_path / "off").mkdir()
+    off = _config(tmp_path / "off", OFF)  # a generation as schema 3 wrote it: no body heads
+    first = _index(capsys, library, pg.url, off)
     with psycopg.connect(pg.url) as conn:  # the database as schema 3 left it: no vectors tables, no row signals
         key = LibrarySpec.create([str(library)]).key
         prefix, epoch = conn.execute("SELECT l.prefix, g.epoch FROM skill_router_libraries l JOIN "
@@ -124,16 +128,18 @@ def test_schema_3_is_refused_by_readers_and_migrated_by_index(pg, capsys, tmp_pa
         conn.execute(f"DROP TABLE {prefix}_e{epoch}_vectors")
         conn.execute("UPDATE skill_router_generations SET params = params - 'row_signals' WHERE key = %s", (key,))
         conn.execute("UPDATE skill_router_schema SET version = 3")
-    status, out, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "rhyming poems")
+    status, out, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "--config", str(off),
+                           "rhyming poems")
     assert status == 2 and out == ""
     assert err.strip().endswith("has schema version 3, this version reads 4: run 'skill-router index --index-url "
                                 "...' first"), err
-    migrated = _index(capsys, library, pg.url)
+    migrated = _index(capsys, library, pg.url, off)
     assert migrated["unchanged"] is True  # the generation is kept: nothing rebuilt
     with psycopg.connect(pg.url) as conn:
         assert conn.execute("SELECT version FROM skill_router_schema").fetchone()[0] == 4
         assert conn.execute(f"SELECT count(*) FROM {prefix}_e{epoch}_vectors").fetchone()[0] == 0
-    status, out, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "rhyming poems")
+    status, out, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "--config", str(off),
+                           "rhyming poems")
     assert status == 0 and "poems" in out
     config_file = _config(tmp_path, WEIGHED)
     status, out, err = run(capsys, "route", "--skills", str(library), "--index-url", pg.url, "--config",
@@ -176,14 +182,14 @@ def test_a_build_killed_while_embedding_passages_resumes_where_it_stopped(pg, tm
 
     with pytest.raises(Crash):
         pgstore.publish(db, source, source.spec.key, batch=4, progress=crash_at_fourth)
-    assert lines == ["embedded 4 of 5 texts", "embedded 5 of 5 texts", "embedded 9 of 18 texts",
-                     "embedded 13 of 18 texts"]
+    assert lines == ["embedded 4 of 5 texts", "embedded 5 of 5 texts", "embedded 9 of 15 texts",
+                     "embedded 13 of 15 texts"]
     with db.connection() as conn:
         assert conn.execute("SELECT generation FROM skill_router_libraries WHERE key = %s",
                             (source.spec.key,)).fetchone()[0] is None
     report = pgstore.publish(db, source, source.spec.key, batch=4)
-    # 3 x 5 head passages of the long bodies (4 each: the head) -> 12, the poem's 1: 13 passages; 8 were kept
-    assert (report.embedded, report.reused, report.vectors_written) == (5, 13, 5)
+    # the head passages: 3 of each long body -> 9, the poem's 1: 10 passages; 8 were kept
+    assert (report.embedded, report.reused, report.vectors_written) == (2, 13, 5)
     again = pgstore.publish(db, source, source.spec.key, batch=4)
     assert again.unchanged and again.embedded == 0
 
