@@ -691,7 +691,7 @@ def row_signals(config: RouterConfig) -> list[Any]:
     generation written under ``config`` keeps their rows, a reader under ``config`` scores them."""
     from router.signals import registry
 
-    return [signal for signal in registry().values() if getattr(signal, "row_vectors", False) and
+    return [signal for signal in registry().values() if signal.row_vectors and
             signal.wanted(config)]
 
 

@@ -35,6 +35,7 @@ class KeywordSignal:
     position = 70
     reads_body = False
     persisted = True
+    row_vectors = False
     build_rank = 70
     tuning = Tuning(weights=(0.0, 5.0))
 

@@ -12,6 +12,8 @@ A signal is a small stateless object:
 - ``persisted``: its built index is kept in the index folder (the others are assembled from the embedding cache
   on every build, which costs less than writing and reading copies); the texts of the persisted signals are what
   a saved index is checked against (each skill's content hash: a change of one of them rebuilds it);
+- ``row_vectors``: its built index is one vector a skill (``vectors``, in skill order) scored by the inner product
+  with the request's unit embedding, so a store may keep those rows and score them itself (:mod:`router.pgstore`);
 - ``build_rank``: its place in the order of building (indexes that others start from come first; the embedding
   model is called in this order);
 - ``text(skill, config)``: what it indexes for one skill ('' for nothing); ``applies(texts)``: whether a library
@@ -49,6 +51,7 @@ class Signal(Protocol):
     position: int
     reads_body: bool
     persisted: bool
+    row_vectors: bool
     build_rank: int
     tuning: Tuning | None
 
@@ -108,6 +111,7 @@ class BodySignal:
     name: str
     reads_body = True
     persisted = False
+    row_vectors = False
     tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:

@@ -24,6 +24,7 @@ class BM25Signal:
     position = 10
     reads_body = False
     persisted = True
+    row_vectors = False
     build_rank = 20
     tuning = Tuning(weights=(0.0, 0.3, 0.5, 0.75, 1.0))  # the default 0.3 among them
 

@@ -53,6 +53,7 @@ class CentralitySignal:
     position = 80  # after the others: their order (of scores, weights, retrievers) stays as it was
     reads_body = False
     persisted = False
+    row_vectors = False
     build_rank = 16  # after dense, whose vectors it reads
     tuning = None  # tune keeps the configured weight
 

@@ -25,6 +25,7 @@ class DenseSignal:
     position = 20
     reads_body = False
     persisted = True
+    row_vectors = False
     build_rank = 10
     tuning = Tuning(fixed=1.0)  # the scale the other weights are tried against
 

@@ -34,6 +34,7 @@ class ExamplesSignal:
     position = 30
     reads_body = False
     persisted = False
+    row_vectors = False
     build_rank = 50
     tuning = Tuning(weights=(0.5, 1.0, 2.0, 4.0))
 

@@ -75,6 +75,7 @@ class NameDenseSignal:
     position = 70  # after the others: their order (of scores, weights, retrievers) stays as it was
     reads_body = False
     persisted = False
+    row_vectors = False
     build_rank = 15  # after dense, whose vectors the rule compares the names with
     tuning = None  # tune keeps the configured weight (0 unless a config gives it one)
 
