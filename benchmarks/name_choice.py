@@ -75,17 +75,20 @@ def flip_p(diff: np.ndarray, rng: np.random.Generator) -> float:
     return float(np.mean(np.abs(signs @ diff) >= abs(diff.sum()) - 1e-9))
 
 
-def paired(values: np.ndarray, base: np.ndarray, metrics: Any, rng: np.random.Generator) -> dict[str, Any]:
-    """Each ``(metric, column, mask)``'s mean over the masked requests (None when the mask is empty) and its wins,
-    losses and sign-flip p against ``base``, the same requests' outcomes under the previous setting."""
+def paired(values: np.ndarray, base: np.ndarray, metrics: Any, rng: np.random.Generator | None,
+           digits: int = 1) -> dict[str, Any]:
+    """Each ``(metric, column, mask)``'s mean over the masked requests (None when the mask is empty; in % rounded to
+    ``digits``) and its wins, losses and sign-flip p against ``base``, the same requests' outcomes under the previous
+    setting (None without ``rng``: a grid that counts wins and losses only)."""
     row: dict[str, Any] = {}
     for metric, column, mask in metrics:
         if not mask.any():
             row[metric] = None
             continue
         diff = values[mask, column] - base[mask, column]
-        row[metric] = round(100 * float(values[mask, column].mean()), 1)
-        row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()), round(flip_p(diff, rng), 4)]
+        row[metric] = round(100 * float(values[mask, column].mean()), digits)
+        row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()),
+                                          round(flip_p(diff, rng), 4) if rng is not None else None]
     return row
 
 

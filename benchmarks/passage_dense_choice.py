@@ -88,11 +88,13 @@ def head_tokens(router: Router) -> dict[str, int]:
 def outcomes(router: Router, rows: Rows, weight: float, scored: Scored) -> np.ndarray:
     """Per request: (a needed tool first, hit@5 or recall@5 for several needs, reciprocal rank, several needs)."""
     if not weight:
-        return _ranked(router, rows, router.fuse(scored, without={"passage_dense"}), scored)
-    return _ranked(router, rows, router.with_config(weights={"passage_dense": weight}).fuse(scored), scored)
+        return ranked(router, rows, router.fuse(scored, without={"passage_dense"}), scored)
+    return ranked(router, rows, router.with_config(weights={"passage_dense": weight}).fuse(scored), scored)
 
 
-def _ranked(router: Router, rows: Rows, fused: np.ndarray, scored: Scored) -> np.ndarray:
+def ranked(router: Router, rows: Rows, fused: np.ndarray, scored: Scored) -> np.ndarray:
+    """Per request under the fused scores ``fused``: (a needed skill first, hit@5 or recall@5 for several needs,
+    reciprocal rank, several needs)."""
     out = []
     for (_, needs), matches in zip(rows, router.rank_scored(scored, 10, fused=fused)):
         ids = [m.id for m in matches]

@@ -48,7 +48,8 @@ import numpy as np
 from common import save
 from indexes.fusion import normalise
 from indexes.tokenize import Tokenizer
-from name_choice import Rows, catalogue_set, flip_p
+from name_choice import Rows, catalogue_set, paired
+from passage_dense_choice import ranked as outcomes
 from router import Router, glossary
 from router import passages as passage_index
 from router.config import RouterConfig
@@ -71,30 +72,6 @@ def library_sets() -> dict[str, tuple[Router, Rows]]:
             rows = [r for r in read_jsonl(DATA / f"{name}.jsonl") if r["gold"] and r.get("kind", "single") == "single"]
             out[name] = (router, [(query_of(r), [{by[g] for g in r["gold"] if g in by}]) for r in rows])
     return out
-
-
-def paired(values: np.ndarray, base: np.ndarray, metrics: Any, rng: np.random.Generator | None) -> dict[str, Any]:
-    """name_choice.paired, with the sign-flip p only when ``rng`` is given (the grid counts wins and losses)."""
-    row: dict[str, Any] = {}
-    for metric, column, mask in metrics:
-        if not mask.any():
-            row[metric] = None
-            continue
-        diff = values[mask, column] - base[mask, column]
-        row[metric] = round(100 * float(values[mask, column].mean()), 2)
-        row[f"{metric}_wins_losses_p"] = [int((diff > 0).sum()), int((diff < 0).sum()),
-                                          round(flip_p(diff, rng), 4) if rng is not None else None]
-    return row
-
-
-def outcomes(router: Router, rows: Rows, fused: np.ndarray, scored: Any) -> np.ndarray:
-    out = []
-    for (_, needs), matches in zip(rows, router.rank_scored(scored, 10, fused=fused)):
-        ids = [m.id for m in matches]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, len(needs) > 1))
-    return np.array(out, dtype=float)
 
 
 # -- term neighbours ------------------------------------------------------------------------------------------------
@@ -331,7 +308,7 @@ def main() -> None:
             metrics = (("hit@1", 0, ~several), ("hit@5", 1, ~several), ("mrr", 2, ~several),
                        ("multi_recall@5", 1, several))
             entry = results.setdefault(base_name, {}).setdefault(name, {})
-            entry["baseline"] = paired(base, base, metrics, rng)
+            entry["baseline"] = paired(base, base, metrics, rng, digits=2)
             candidates: dict[str, np.ndarray] = {}
             kept = {n: v for n, v in scored.signals.items() if base_name == "on" or n != "passage_dense"}
             plain = router.with_config(split_weight=0.0, context_weight=0.0).fuse(
@@ -387,7 +364,7 @@ def main() -> None:
                 for top, lam in itertools.product((5, 10), (0.1, 0.25)):
                     candidates[f"mnz top={top} lam={lam}"] = fused + lam * agreement_count(router, kept, top)
             for method, scores in candidates.items():
-                entry[method] = paired(outcomes(router, rows, scores, scored), base, metrics, None)
+                entry[method] = paired(outcomes(router, rows, scores, scored), base, metrics, None, digits=2)
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", flush=True)
     summary: dict[str, Any] = {}
     for base_name, per_set in results.items():

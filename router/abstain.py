@@ -23,7 +23,7 @@ body passages are not embedded:
   (:data:`PASSAGE`, :mod:`router.signals.passage_dense`), against chance the same way: a body says what its skill
   does in the words of a task ("how hot is it in cairo right now" and the current-weather body) where the
   description is one line in its author's words. A library without that signal (a catalogue without bodies,
-  ``passage_dense`` weighing 0, a PostgreSQL replica, which holds no body vectors) is decided by the model of the
+  ``passage_dense`` weighing 0) is decided by the model of the
   first four numbers (:data:`FALLBACK_COEFFICIENTS`, fitted on the same requests): :func:`model` picks the model by
   how many numbers a request has.
 
@@ -90,7 +90,7 @@ COEFFICIENTS: tuple[float, ...] = (0.1881, -3.9492, 3.8823, -0.6508, -0.2220, -5
 #: transfer margin, 0.1224 (module docstring).
 CUT = 0.5035
 #: The model without the fifth number, fitted on the same requests: a library without the :data:`PASSAGE` signal
-#: (a catalogue without bodies, ``passage_dense`` weighing 0, a PostgreSQL replica) is decided by it.
+#: (a catalogue without bodies, ``passage_dense`` weighing 0) is decided by it.
 FALLBACK_COEFFICIENTS: tuple[float, ...] = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304)
 #: Its budget cut (1.3816) plus its transfer margin, 0.3900.
 FALLBACK_CUT = 1.7716

@@ -23,10 +23,10 @@ passages of an edited body). In memory it is one vector per skill, and a request
 (under 0.5 ms of CPU at 683 skills); the cold build's cost is in benchmarks/README.md ("Embedded body heads").
 
 Absent where the library has no bodies (a tool catalogue ranks exactly as without it, and embeds nothing more),
-past :data:`router.passages.MAX_SKILLS` skills (as the passage index), and beside a store that gives it no index
-(the PostgreSQL store, until it keeps body vectors: a replica ranks by the other signals, as the file store with
-this weight at 0). What a store must give it is :func:`body_heads`' result: one vector per skill. The routing
-confidence and the "no skill fits" decision do not read it.
+and past :data:`router.passages.MAX_SKILLS` skills (as the passage index). What a store must give it is
+:func:`body_heads`' result, one vector per skill (``row_vectors``): the PostgreSQL store keeps those rows per
+generation and scores them itself (:mod:`router.pgstore`), so a replica ranks as the file store does. The routing
+confidence does not read it; the "no skill fits" decision reads its best cosine (:mod:`router.abstain`).
 """
 
 from __future__ import annotations
