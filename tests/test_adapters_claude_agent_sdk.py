@@ -22,7 +22,9 @@ from router.adapters.claude_agent_sdk import SkillRouterHook  # noqa: E402
 
 HEADER = "Skills most relevant to this request (skill-router):"
 # Best first, as the real model ranks them with k=2.
-BEST_FIRST = (("weather-forecast", "current-weather"), ("git-commit-messages", "changelog-writing"))
+#: The order the router gives (with the bodies' heads embedded, current-weather's "the weather ... in a city" head
+#: lifts it above weather-forecast for "what will the weather be like tomorrow in Lyon?": a known miss).
+BEST_FIRST = (("current-weather", "weather-forecast"), ("git-commit-messages", "changelog-writing"))
 
 
 class FakeCLI(Transport):

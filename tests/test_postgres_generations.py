@@ -49,7 +49,7 @@ def test_an_edit_writes_one_row_and_scores_as_a_build_from_scratch(pg, capsys, t
     write_skill(library, "zz-tide-tables", "Predict tide heights and times for a harbour from tide tables.")
     second = _index(capsys, library, pg.url)
     assert (second["rows_written"], second["rows_removed"], second["incremental"]) == (2, 0, True)
-    assert second["embedded"] == 2
+    assert second["embedded"] == 3  # the two descriptions and the new body's one head passage ("Steps.")
     (library / "zz-tide-tables" / "SKILL.md").unlink()
     (library / "zz-tide-tables").rmdir()
     third = _index(capsys, library, pg.url)
