@@ -1694,23 +1694,13 @@ class StoredRows:
         else:
             query = _sql("SELECT slot, born, record FROM {d} WHERE slot = %(s)s AND born = %(b)s", d=self.table)
             bounds = {"s": slot, "b": born}
-        with self.db.connection() as conn, conn.pipeline():
-            cursor = conn.execute(query, bounds)
-            conn.commit()  # in the same round trip
-        rows = cursor.fetchall()
-        self.reads += 1
+        self._keep(query, bounds)
         with self._lock:
-            for s, b, record in rows:
-                self._cache[(int(s), int(b))] = json.loads(record)
-                self._cache.move_to_end((int(s), int(b)))
-            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
-                self._cache.popitem(last=False)
             found = self._cache.get(key)
         if found is None:
             raise StoreUnavailable(f"skill row {slot} of generation {born} is no longer in {redacted(self.db.url)}: "
                                    f"the next request reads the current generation")
         return found
-
 
     def warm(self, keys: Sequence[tuple[int, int]]) -> None:
         """Read the rows of ``keys`` ((slot, generation of birth)) that are not kept, in one statement: the
@@ -1721,8 +1711,13 @@ class StoredRows:
             return
         query = _sql("SELECT d.slot, d.born, d.record FROM {d} d JOIN unnest(%(s)s::int4[], %(b)s::int8[]) AS k(slot, "
                      "born) ON d.slot = k.slot AND d.born = k.born", d=self.table)
+        self._keep(query, {"s": [k[0] for k in missing], "b": [k[1] for k in missing]})
+
+    def _keep(self, query: Any, params: Mapping[str, Any]) -> None:
+        """Run ``query`` (rows of slot, generation of birth, record) in one round trip with its commit and keep what
+        it read, the oldest kept rows dropped past :data:`ROW_CACHE` (or :data:`READ_AHEAD`)."""
         with self.db.connection() as conn, conn.pipeline():
-            cursor = conn.execute(query, {"s": [k[0] for k in missing], "b": [k[1] for k in missing]})
+            cursor = conn.execute(query, params)
             conn.commit()  # in the same round trip
         rows = cursor.fetchall()
         self.reads += 1
