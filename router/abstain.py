@@ -232,10 +232,19 @@ def lexical_evidence(scores: np.ndarray, excluded: np.ndarray | None = None) -> 
     be shown (``excluded``: a mask of those that may not): its best score (0 with no skill) and how many skills it
     scores above zero. What :func:`features` reads as ``lexical`` and ``matched``, for a route and for the chance
     level alike."""
+    allowed = _allowed(scores, excluded)
+    return _best(allowed), (allowed > 0).sum(axis=1).astype(np.float64)
+
+
+def _allowed(scores: np.ndarray, excluded: np.ndarray | None) -> np.ndarray:
+    """``scores`` (requests x skills) over the skills that may be shown (``excluded``: a mask of those that may not)."""
     scores = np.asarray(scores, dtype=np.float64)
-    allowed = scores if excluded is None else scores[:, ~np.asarray(excluded, dtype=bool)]
-    best = allowed.max(axis=1) if allowed.shape[1] else np.zeros(len(allowed))
-    return best, (allowed > 0).sum(axis=1).astype(np.float64)
+    return scores if excluded is None else scores[:, ~np.asarray(excluded, dtype=bool)]
+
+
+def _best(allowed: np.ndarray) -> np.ndarray:
+    """Each request's best score (0 with no skill)."""
+    return allowed.max(axis=1) if allowed.shape[1] else np.zeros(len(allowed))
 
 
 def chance_level(scorer: Any, score_texts: Score, confidences: Callable[[Mapping[str, np.ndarray]], np.ndarray],
@@ -282,9 +291,7 @@ def passage_evidence(signals: Mapping[str, np.ndarray], excluded: np.ndarray | N
     those that may not); None when ``signals`` lack that signal (the fallback model decides)."""
     if PASSAGE not in signals:
         return None
-    scores = np.asarray(signals[PASSAGE], dtype=np.float64)
-    allowed = scores if excluded is None else scores[:, ~np.asarray(excluded, dtype=bool)]
-    return allowed.max(axis=1) if allowed.shape[1] else np.zeros(len(allowed))
+    return _best(_allowed(signals[PASSAGE], excluded))
 
 
 def chance_recipe(model_id: str, signals: Collection[str], content: str) -> str:
