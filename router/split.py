@@ -3,8 +3,9 @@
 A request is cut into parts at sentence ends (``.``, ``?``, ``!``, ``;``, ``。``, ``？``, ``！``, ``；`` and line
 breaks), at list items (``1)``, ``2.``, ``-``, ``*`` at the start of a line or after a cut), and before words that
 start another task ("then", "also", "plus", "additionally", "finally", "after that", "然后", "另外", "并且",
-"接着", "最后"). A part shorter than :data:`MIN_WORDS` words is glued to the part before it ("thanks." stays with
-its sentence), and a request that yields a single part is routed as it is.
+"接着", "最后"), each a word of its own: "next.js" or "plus-size" starts no part. A part shorter than
+:data:`MIN_WORDS` words is glued to the part before it ("thanks." stays with its sentence), and a request that
+yields a single part is routed as it is.
 
 Each part is scored like a request, and the fused score of every skill becomes the whole request's fused score
 plus ``weight`` times its best fused score over the parts (:func:`merge`), so a skill that one part asks for
@@ -24,7 +25,8 @@ MAX_PARTS = 6
 _SENTENCE = re.compile(r"(?<=[.?!;])\s+|[。？！；]+|\s*\n+\s*")
 _ITEM = re.compile(r"(?:^|\s)(?:\(?\d{1,2}[.)]|[-*•])\s+")
 _JOINER = re.compile(
-    r"[,;]?(?<!\band)\s+(?=(?:and\s+)?(?:then|also|plus|additionally|finally|after\s+that|afterwards|next|lastly)\b)"
+    r"[,;]?(?<!\band)\s+(?=(?:and\s+)?(?:then|also|plus|additionally|finally|after\s+that|afterwards|next|lastly)"
+    r"\b(?![.\-]\w))"
     r"|(?=然后|另外|并且|接着|最后|同时)", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
 

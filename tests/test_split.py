@@ -27,6 +27,11 @@ from serve_support import BUNDLED
     ("我要先把 PDF 论文转成 markdown，然后用 mermaid 画出方法的流程图",
      ["我要先把 PDF 论文转成 markdown，", "然后用 mermaid 画出方法的流程图"]),
     ("train and test a model", ["train and test a model"]),  # "and" alone never cuts
+    # a joiner is a word of its own, not the start of a name
+    ("add supabase login to the next.js app. then fix the LCP of the landing page",
+     ["add supabase login to the next.js app.", "then fix the LCP of the landing page"]),
+    ("find plus-size dresses for the wedding", ["find plus-size dresses for the wedding"]),
+    ("write the tests, next deploy it to staging", ["write the tests", "next deploy it to staging"]),
     ("fix the login bug. thanks!", ["fix the login bug. thanks!"]),  # a short part stays with its sentence
     ("thanks. ok", ["thanks. ok"]),
     ("a. b. c. d. e. f. g.", ["a. b. c. d. e. f. g."]),
