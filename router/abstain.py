@@ -105,7 +105,8 @@ CHANCE_SAMPLE = 54
 
 #: The version of how the chance level is computed, part of every stored chance level's recipe
 #: (:func:`chance_recipe`): a change of what the means are made of (another mean, another statistic) changes it.
-CHANCE_RECIPE = 3
+#: 4: the recipe names how the body heads of :data:`PASSAGE` are cut, so a level kept from another cut is not read.
+CHANCE_RECIPE = 4
 
 #: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
 #: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
@@ -297,13 +298,19 @@ def passage_evidence(signals: Mapping[str, np.ndarray], excluded: np.ndarray | N
 def chance_recipe(model_id: str, signals: Collection[str], content: str) -> str:
     """What a library's chance level is computed from, as a digest: :data:`CHANCE_RECIPE`, the model, the
     everyday sample, the signal the confidence reads (``examples``, else ``dense``:
-    :func:`router.ranking.confidence_scores`), the lexical one (:func:`lexical_signal`) and whether :data:`PASSAGE`
-    is among ``signals`` (the names the built signals score), and ``content`` (what identifies the library's built
-    signals: the saved index's signature and bodies, a database generation)."""
+    :func:`router.ranking.confidence_scores`), the lexical one (:func:`lexical_signal`), whether :data:`PASSAGE`
+    is among ``signals`` (the names the built signals score) and then how its body heads are cut
+    (:func:`router.signals.passage_dense.head_passages`: the same bodies cut otherwise embed other heads, whose
+    chance level differs), and ``content`` (what identifies the library's built signals: the saved index's
+    signature and bodies, a database generation)."""
+    from router.signals import passage_dense
+
     confidence = "examples" if "examples" in signals else "dense"
+    heads = [passage_dense.HEAD, passage_dense.WORDS, passage_dense.WINDOW, passage_dense.STRIDE] \
+        if PASSAGE in signals else None
     payload = json.dumps([CHANCE_RECIPE, model_id, CHANCE_SAMPLE, list(EVERYDAY[:CHANCE_SAMPLE]), confidence,
                           lexical_signal(cast("Mapping[str, np.ndarray]", dict.fromkeys(signals))),
-                          PASSAGE in signals, content], ensure_ascii=False)
+                          PASSAGE in signals, heads, content], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
