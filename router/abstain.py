@@ -84,11 +84,13 @@ import numpy as np
 #: Intercept, then the weights of ``best - chance.best``, ``everyday``, ``log(1 + lexical) - chance.lexical``,
 #: ``log(1 + matched) - chance.matched`` and ``passage - chance.passage`` (benchmarks/abstain_fit.py): the model of
 #: a library whose bodies are embedded (the :data:`PASSAGE` signal).
-#: Fitted again on the body heads passage_dense embeds by default (3 passages x 16 words).
-COEFFICIENTS: tuple[float, ...] = (0.1881, -3.9492, 3.8823, -0.6508, -0.2220, -5.4720)
+#: Fitted again on the body heads passage_dense embeds by default (3 passages x 16 words), each request's fifth
+#: number against the chance level of those heads (before, the index kept the level of the heads it was first
+#: built with: 0.153 over the corpora, where these heads give 0.167).
+COEFFICIENTS: tuple[float, ...] = (0.1550, -3.9086, 3.9088, -0.6428, -0.2265, -5.5595)
 #: A request fits no skill when its score (:func:`score`) is at least this: the cut of the 1.5% budget plus the
-#: transfer margin, 0.1224 (module docstring).
-CUT = 0.5035
+#: transfer margin, 0.0473 (module docstring).
+CUT = 0.4333
 #: The model without the fifth number, fitted on the same requests: a library without the :data:`PASSAGE` signal
 #: (a catalogue without bodies, ``passage_dense`` weighing 0) is decided by it.
 FALLBACK_COEFFICIENTS: tuple[float, ...] = (-0.2128, -20.4224, 12.4366, -2.8242, -0.4304)
@@ -105,7 +107,8 @@ CHANCE_SAMPLE = 54
 
 #: The version of how the chance level is computed, part of every stored chance level's recipe
 #: (:func:`chance_recipe`): a change of what the means are made of (another mean, another statistic) changes it.
-CHANCE_RECIPE = 3
+#: 4: the recipe names how the body heads of :data:`PASSAGE` are cut, so a level kept from another cut is not read.
+CHANCE_RECIPE = 4
 
 #: Requests no skill library serves. The first 54 are those of the rule before the model (a floor and a margin
 #: over two cosines, kept in benchmarks/abstain_fit.py for comparison).
@@ -297,13 +300,19 @@ def passage_evidence(signals: Mapping[str, np.ndarray], excluded: np.ndarray | N
 def chance_recipe(model_id: str, signals: Collection[str], content: str) -> str:
     """What a library's chance level is computed from, as a digest: :data:`CHANCE_RECIPE`, the model, the
     everyday sample, the signal the confidence reads (``examples``, else ``dense``:
-    :func:`router.ranking.confidence_scores`), the lexical one (:func:`lexical_signal`) and whether :data:`PASSAGE`
-    is among ``signals`` (the names the built signals score), and ``content`` (what identifies the library's built
-    signals: the saved index's signature and bodies, a database generation)."""
+    :func:`router.ranking.confidence_scores`), the lexical one (:func:`lexical_signal`), whether :data:`PASSAGE`
+    is among ``signals`` (the names the built signals score) and then how its body heads are cut
+    (:func:`router.signals.passage_dense.head_passages`: the same bodies cut otherwise embed other heads, whose
+    chance level differs), and ``content`` (what identifies the library's built signals: the saved index's
+    signature and bodies, a database generation)."""
+    from router.signals import passage_dense
+
     confidence = "examples" if "examples" in signals else "dense"
+    heads = [passage_dense.HEAD, passage_dense.WORDS, passage_dense.WINDOW, passage_dense.STRIDE] \
+        if PASSAGE in signals else None
     payload = json.dumps([CHANCE_RECIPE, model_id, CHANCE_SAMPLE, list(EVERYDAY[:CHANCE_SAMPLE]), confidence,
                           lexical_signal(cast("Mapping[str, np.ndarray]", dict.fromkeys(signals))),
-                          PASSAGE in signals, content], ensure_ascii=False)
+                          PASSAGE in signals, heads, content], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -178,3 +178,23 @@ def test_a_library_with_embedded_passages_keeps_their_chance_level_and_its_recip
     assert embedded.index.chance == abstain.Chance(**stored) and plain.index.chance.passage is None
     # the other means do not read the passages' vectors
     assert dataclasses.replace(embedded.index.chance, passage=None) == plain.index.chance
+
+
+def test_body_heads_cut_otherwise_compute_the_passage_chance_level_again(tmp_path, monkeypatch, encoder) -> None:
+    from router.config import RouterConfig
+    from router.routing import Router
+    from router.signals import passage_dense
+
+    library = copy_bundled(tmp_path / "skills")
+    config = RouterConfig(weights={"passage_dense": 0.5})
+    monkeypatch.setattr(passage_dense, "WORDS", None)  # the heads of an earlier version: whole passages
+    whole = Router.from_skills([str(library)], "genkit", config, encoder=encoder).index.chance
+    monkeypatch.setattr(passage_dense, "WORDS", 16)
+    calls = _sample_scorings(monkeypatch)
+    heads = Router.from_skills([str(library)], "genkit", config, encoder=encoder)
+    assert calls == [54]  # the same bodies cut otherwise: the level kept from the whole passages is not read
+    sample = list(abstain.EVERYDAY[:54])
+    scores = heads.signals.score(sample, abstain.everyday_vectors(encoder.model_id, heads.encode, 384)[:54])
+    assert heads.index.chance.passage == pytest.approx(float(np.mean(scores[abstain.PASSAGE].max(axis=1))))
+    assert heads.index.chance.passage != pytest.approx(whole.passage)
+    assert dataclasses.replace(heads.index.chance, passage=None) == dataclasses.replace(whole, passage=None)
