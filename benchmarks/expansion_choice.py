@@ -1,4 +1,6 @@
-"""Document-side expansion from each skill's own body, and a second stage over the fused top list, for the
+"""Evidence from each skill's own body at build time, and a second stage, measured on the dev sets (vocabulary gap).
+
+Document-side expansion from each skill's own body, and a second stage over the fused top list, for the
 vocabulary gap (requests in words the skill's description never uses), measured on the dev sets before any is kept.
 
     python benchmarks/expansion_choice.py            # every method below on the four skill-library dev sets
@@ -31,6 +33,8 @@ Methods, all computed from the library itself (no word list, no outside data):
 - ``null K`` (family ``null``, only when named): ``kwnew 10``'s keyword lists dealt to the skills in a random order
   (seeds 0-19), what chance gives a lexical field of the same shape; the spread of their mean MRR at ``sig w=0.1`` is
   printed, the yardstick for a gain found by searching a grid;
+- ``combo`` (family ``combo``, only when named): ``kwnew 10`` and ``kwvec 25`` added together at 0.05 / 0.1 each,
+  on the default or on the bodies without do-not-use sections;
 - ``no do-not-use sections`` (family ``strip``): the ``passages`` and ``passage_dense`` signals rebuilt from bodies
   without their "Do not use this skill when" sections (305 corpus files), whose words are evidence against the
   skill; ``same bodies (a check)`` rebuilds them from the bodies as they are and must equal the default.
@@ -72,7 +76,7 @@ CACHE = Path("/tmp/skill-router-expansion-bench")
 SURFACE = Tokenizer(stem="none")
 WEIGHTS = (0.1, 0.2, 0.3, 0.5)
 RERANK = (20, 30)
-FAMILIES = ("kw", "heads", "use", "strip", "first", "pass", "null")
+FAMILIES = ("kw", "heads", "use", "strip", "first", "pass", "null", "combo")
 NULLS = 20
 SETS = (("corpora", ("users-corpora-dev", "corpora-dev")), ("bundled", ("users-bundled-dev", "bundled-dev")))
 _WORD = re.compile(r"^[a-z][a-z]+$")
@@ -296,7 +300,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="no passage embedded (firstmax, passmax left out)")
     parser.add_argument("--only", choices=FAMILIES, action="append", help="only these families (repeatable)")
     args = parser.parse_args()
-    families = set(args.only or set(FAMILIES) - {"null"}) - ({"first", "pass"} if args.quick else set())
+    families = set(args.only or set(FAMILIES) - {"null", "combo"}) - ({"first", "pass"} if args.quick else set())
     users.INDEX = CACHE / "index"
     rng = np.random.default_rng(20)
     results: dict[str, Any] = {}
@@ -324,6 +328,21 @@ def main() -> None:
                 changed = body_signals(router, embed, bodies, routed, scored.vectors.astype(np.float64))
                 candidates[label] = router.fuse(Scored(scored.texts, scored.vectors, {**scored.signals, **changed},
                                                        scored.context, scored.context_rows))
+            if "combo" in families:  # the three best of the grid together, on bodies without do-not-use sections
+                bodies = [without_negative(s.body or "") for s in router.skills]
+                stripped = router.fuse(Scored(scored.texts, scored.vectors, {**scored.signals, **body_signals(
+                    router, embed, bodies, routed, scored.vectors.astype(np.float64))}, scored.context,
+                    scored.context_rows))
+                words = distinctive_words(router, 25, new_only=False)
+                lexical = BM25Index.from_texts([s.id for s in router.skills], [
+                    " ".join(x[:10]) for x in distinctive_words(router, 10, new_only=True)])
+                kw = normalise(np.stack([lexical.scores(t) for t in routed]), "zscore")
+                vec = normalise(one_vector(router, embed, [", ".join(x) for x in words],
+                                           scored.vectors.astype(np.float64)), "zscore")
+                for a, b in itertools.product((0.0, 0.05, 0.1), (0.0, 0.05, 0.1)):
+                    candidates[f"combo strip kwnew10 {a} kwvec25 {b}"] = stripped + a * kw + b * vec
+                    if a or b:
+                        candidates[f"combo kwnew10 {a} kwvec25 {b}"] = fused + a * kw + b * vec
             for method, (kind, scores, _) in found.items():
                 if kind == "swap":
                     bm25_weight = router.config.weights["bm25"]
