@@ -209,15 +209,16 @@ class LibrarySource:
         text of a signal the config does not build (``body_dense`` unless bodies are embedded). A skill equal to
         one of the previous build in this process has the texts it had then (:data:`_TEXTS`), and so has a skill
         read back with the texts an earlier process kept (:class:`router.fresh.SavedSkill`), whose body is then
-        not read. A text that is the whole body (the passage signals') is not kept: it is the body, and past
-        :data:`router.passages.MAX_SKILLS` skills, where those signals index nothing, it is '' (no body read)."""
+        not read. A text that is the whole body (the signals declaring ``whole_body``: the passage signals) is not
+        kept: it is the body, and past :data:`router.passages.MAX_SKILLS` skills, where those signals index nothing,
+        it is '' (no body read)."""
         from router.passages import MAX_SKILLS
         from router.signals import registry
         from router.texts import reads_file
 
         config = self.config
         signals = {name: s for name, s in registry().items() if s.persisted or s.wanted(config)}
-        whole = whole_body_signals(signals, config)
+        whole = {name for name, signal in signals.items() if signal.whole_body}
         parts = [name for name in signals if name not in whole]
         key = texts_key(parts, config)
         before = _TEXTS.get(key, {})
@@ -309,18 +310,6 @@ def kept_texts(skill: Skill) -> dict[str, list[str]]:
         if found is not None and found[0] is skill:
             out[key] = list(found[1])
     return out
-
-
-#: A body no signal text is but the whole body (:func:`whole_body_signals`).
-_PROBE_BODY = "probe body: a signal whose text is this very string indexes the whole body"
-
-
-def whole_body_signals(signals: Mapping[str, object], config: RouterConfig) -> set[str]:
-    """The signals among ``signals`` whose text is a skill's whole body (the passage signals)."""
-    from router.skill import Skill
-
-    probe = Skill(name="probe", description="probe", body=_PROBE_BODY)
-    return {name for name, signal in signals.items() if signal.text(probe, config) is probe.body}  # type: ignore[attr-defined]
 
 
 class FileStore:

@@ -54,6 +54,7 @@ class CentralitySignal:
     reads_body = False
     persisted = False
     row_vectors = False
+    whole_body = False
     build_rank = 16  # after dense, whose vectors it reads
     tuning = None  # tune keeps the configured weight
 
