@@ -332,7 +332,7 @@ def test_a_skill_whose_text_comes_from_its_file_is_read_again_after_an_edit(tmp_
 def test_an_index_is_built_from_the_texts_of_the_signals_it_builds_only(tmp_path: Path) -> None:
     skills = write_library(tmp_path / "skills")
     built = router(skills, tmp_path / "idx", FakeEncoder())
-    texts = built.source.build_texts()
+    texts = built.source.build_texts().texts
     assert "body_dense" not in texts  # bodies are not embedded by default
     everything = built.signal_texts()
     assert texts == {name: everything[name] for name in texts}
