@@ -244,11 +244,11 @@ class LibrarySource:
             if found is not None and (found[0] is skill or found[0] == skill):
                 row = found[1]
             else:
-                saved = isinstance(skill, SavedSkill)
-                row = tuple(skill.saved_texts.get(key, ())) if isinstance(skill, SavedSkill) else ()
+                kept = skill.saved_texts if isinstance(skill, SavedSkill) else None
+                row = tuple(kept.get(key, ())) if kept is not None else ()
                 if len(row) != len(parts):
                     row = tuple(signals[name].text(skill, config) for name in parts)
-                    if saved:
+                    if kept is not None:
                         computed.append(skill.id)  # its kept parse is to be kept with these
                     if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
                         rows.append(row)
