@@ -365,15 +365,16 @@ class BM25Index(Index):
         }
         self._write_manifest(folder, params)
         write_json(folder / "vocabulary.json", list(self._vocabulary))
-        write_array(folder / "weights_data.npy", self._weights.data.astype(np.float64))
-        write_array(folder / "weights_indices.npy", self._weights.indices.astype(np.int64))
-        write_array(folder / "weights_indptr.npy", self._weights.indptr.astype(np.int64))
-        write_array(folder / "term_constant.npy", self._term_constant.astype(np.float64))
+        # copy=False: the arrays have these types already, so they are written as they are rather than copied first
+        write_array(folder / "weights_data.npy", self._weights.data.astype(np.float64, copy=False))
+        write_array(folder / "weights_indices.npy", self._weights.indices.astype(np.int64, copy=False))
+        write_array(folder / "weights_indptr.npy", self._weights.indptr.astype(np.int64, copy=False))
+        write_array(folder / "term_constant.npy", self._term_constant.astype(np.float64, copy=False))
         if self.counts is not None:
-            write_array(folder / "doc_terms.npy", self.counts.terms.astype(np.int32))
-            write_array(folder / "doc_counts.npy", self.counts.counts.astype(np.int32))
-            write_array(folder / "doc_indptr.npy", self.counts.indptr.astype(np.int64))
-            write_array(folder / "doc_digests.npy", self.counts.digests.astype(np.uint8))
+            write_array(folder / "doc_terms.npy", self.counts.terms.astype(np.int32, copy=False))
+            write_array(folder / "doc_counts.npy", self.counts.counts.astype(np.int32, copy=False))
+            write_array(folder / "doc_indptr.npy", self.counts.indptr.astype(np.int64, copy=False))
+            write_array(folder / "doc_digests.npy", self.counts.digests.astype(np.uint8, copy=False))
 
     @classmethod
     def load(cls, folder: Path) -> Self:

@@ -49,13 +49,15 @@ import datetime
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from router.skill import Skill
 
 if TYPE_CHECKING:
     from router.library import Library
-    from router.skill import Skill
     from router.spec import LibrarySpec
 
 FORMAT = 2
@@ -174,8 +176,6 @@ def _skill_json(skill: Skill) -> dict[str, Any]:
 
 
 def _skill_of(data: dict[str, Any]) -> Skill:
-    from router.skill import Skill
-
     return Skill(name=data["name"], description=data["description"], path=data["path"], id=data["id"],
                  body=data["body"], metadata=_value(data["metadata"]), index_description=data["index_description"],
                  examples=tuple(data["examples"]), os_path=data["os_path"])
@@ -328,7 +328,7 @@ def _fronts_identity(kind: str) -> dict[str, Any]:
 KEPT_BYTES = 32 << 20
 
 
-def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable[[], bool] | None]:
+def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable[[Collection[str]], bool] | None]:
     """``spec.load(confine=confine)``: the library kept beside its index when nothing it is read from changed
     (:func:`read`, for a library of at most :data:`KEPT_BYTES` of bodies), else read with the frontmatter parses an
     earlier process kept (only a frontmatter they do not hold is parsed); and what to keep once the index is kept
@@ -369,12 +369,12 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
     _DISCOVERED.add(path(spec))
     found = parsed_files(kind) if spec.catalog is None else {}
 
-    def keep() -> bool:
+    def keep(computed: Collection[str] = frozenset()) -> bool:
         # at most KEPT_BYTES // 4 characters of bodies: at most KEPT_BYTES of UTF-8 (a body not read yet is counted
         # by its file's size, which is larger)
         whole = spec.catalog is None and not again and _body_chars(loaded) <= KEPT_BYTES // 4
         kept = whole and save(spec, loaded, confine=confine)
-        kept = (spec.catalog is None and _keep_parses(spec, kind, parses, found)) or kept
+        kept = (spec.catalog is None and _keep_parses(spec, kind, parses, found, computed)) or kept
         if by_stamp:  # the frontmatter parses are not needed while the parses by stamp are used
             return kept
         return _keep_fronts(spec, kind, target) or kept
@@ -386,7 +386,13 @@ def load(spec: LibrarySpec, *, confine: bool = False) -> tuple[Library, Callable
 def collection_paused() -> Iterator[None]:
     """No cyclic garbage collection while a library is read or its index built: 10,000 skills make hundreds of
     thousands of objects that all stay, and the collector walked them again and again (about a sixth of a new
-    process's refresh after one edit). What is left is collected afterwards as usual."""
+    process's refresh after one edit). What is left is collected afterwards as usual.
+
+    Afterwards what the block made counts as old at once: frozen and unfrozen again, which puts every tracked
+    object in the oldest generation without walking it, so the young collections that follow do not walk those
+    objects once a generation (at 10,000 skills they took a tenth of a new process's refresh after one edit); a
+    full collection still sees them, so no cycle is kept from it. Not when something else froze objects (a
+    server freezes what its first load made, :mod:`router.serve.service`): unfreezing would hand them back."""
     import gc
 
     was = gc.isenabled()
@@ -395,6 +401,9 @@ def collection_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -406,7 +415,7 @@ _DISCOVERED: set[str] = set()
 def _body_chars(loaded: Library) -> int:
     total = 0
     for skill in loaded.registry:
-        if isinstance(skill, _Saved) and skill.__dict__.get("body") is None:
+        if isinstance(skill, SavedSkill) and skill.__dict__.get("body") is None:
             total += _size(skill.fs_path)
             if total > KEPT_BYTES // 4:
                 break
@@ -453,7 +462,7 @@ _PARSES_SEEN: dict[str, _ParsesFile] = {}
 class _LazyBody:
     """:attr:`SavedSkill.body`: read from the skill's file the first time it is asked for."""
 
-    def __get__(self, skill: Any, owner: type | None = None) -> Any:
+    def __get__(self, skill: Any, owner: type | None = None) -> str:
         if skill is None:
             return ""
         known = skill.__dict__
@@ -470,71 +479,43 @@ def _compared(skill: Skill) -> tuple[Any, ...]:
     return (skill.name, skill.description, skill.path, skill.id, skill.body, skill.index_description, skill.examples)
 
 
-class _Saved:
-    """Marker base of :class:`SavedSkill` (defined once :class:`router.skill.Skill` is imported)."""
+@dataclass(frozen=True, eq=False)
+class SavedSkill(Skill):
+    """A skill whose parse an earlier process kept (:data:`PARSES_FILE`), its file unchanged since: equal to the
+    skill the file parses to, its body read from the file (by the same parse) the first time it is asked for,
+    so a library of 10,000 skills after one edit reads one body. Made by :func:`_decode_parse` only (a copy made
+    by ``dataclasses.replace`` is a skill of other fields, whose texts are its own: it keeps none)."""
 
+    body: str = _LazyBody()  # type: ignore[assignment]  # a descriptor: read when first asked for
+    #: The signal texts kept with the parse, by the key of :func:`router.index.texts_key`, one text per signal.
+    saved_texts: Mapping[str, Sequence[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-def _saved_class() -> type:
-    from router.skill import Skill
-
-    class SavedSkill(Skill, _Saved):
-        """A skill whose parse an earlier process kept (:data:`PARSES_FILE`), its file unchanged since: equal to the
-        skill the file parses to, its body read from the file (by the same parse) the first time it is asked for,
-        so a library of 10,000 skills after one edit reads one body."""
-
-        body = _LazyBody()
-
-        @property
-        def saved_texts(self) -> dict[str, list[str]]:
-            """The signal texts kept with the parse, by the key of :func:`router.index.texts_key`."""
-            known = self.__dict__
-            texts = known.get("saved_texts")
-            if texts is None:
-                description = self.description
-                texts = known["saved_texts"] = {key: _row_of(row, description)
-                                                for key, row in known.pop("_texts", {}).items()}
-            return texts
-
-        def _read_body(self) -> str:
-            reparse = self.__dict__.get("_reparse")
-            if reparse is None:
-                return ""
-            try:
-                value = reparse()
-            except (OSError, ValueError):  # gone or unparsable since its stamp was checked: no body to show
-                return ""
-            for found in _skills_in(value):
-                if found.path == self.path:
-                    return found.body
+    def _read_body(self) -> str:
+        reparse = self.__dict__.get("_reparse")
+        if reparse is None:
             return ""
+        try:
+            value = reparse()
+        except (OSError, ValueError):  # gone or unparsable since its stamp was checked: no body to show
+            return ""
+        for found in _skills_in(value):
+            if found.path == self.path:
+                return found.body
+        return ""
 
-        def __eq__(self, other: object) -> bool:
-            if not isinstance(other, Skill):
-                return NotImplemented
-            return _compared(self) == _compared(other)
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Skill):
+            return NotImplemented
+        return _compared(self) == _compared(other)
 
-        __hash__ = Skill.__hash__
+    __hash__ = Skill.__hash__
 
-        def __reduce__(self) -> tuple[Any, ...]:  # a copy or a pickle is a plain skill, its body read
-            return (Skill, (self.name, self.description, self.path, self.id, self.body, dict(self.metadata),
-                            self.index_description, self.examples, self.os_path))
-
-    return SavedSkill
-
-
-_SAVED_CLASS: list[type] = []
-
-
-def saved_skill_class() -> type:
-    """The class of skills read back from :data:`PARSES_FILE` (a subclass of :class:`router.skill.Skill`)."""
-    if not _SAVED_CLASS:
-        _SAVED_CLASS.append(_saved_class())
-    return _SAVED_CLASS[0]
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy or a pickle is a plain skill, its body read
+        return (Skill, (self.name, self.description, self.path, self.id, self.body, dict(self.metadata),
+                        self.index_description, self.examples, self.os_path))
 
 
 def _skills_in(value: Any) -> list[Skill]:
-    from router.skill import Skill
-
     if isinstance(value, Skill):
         return [value]
     if isinstance(value, (tuple, list)):
@@ -560,7 +541,11 @@ def _kept_row(row: Sequence[str], description: str) -> str | list[str]:
 
 def _row_of(kept: Any, description: str) -> list[str]:
     if type(kept) is list:
+        if any(type(t) is not str for t in kept):
+            raise TypeError("not a row of texts")
         return kept
+    if type(kept) is not str:
+        raise TypeError("not a row of texts")
     return [description if t == _SAME else t[1:] + description if t[:1] == _ENDS else t
             for t in kept.split(_SEP)]
 
@@ -570,10 +555,9 @@ def _encode_parse(value: Any) -> Any:
     and its signal texts (:func:`router.index.kept_texts`, each row one string, :func:`_kept_row`). TypeError for
     a value that cannot be kept."""
     from router.index import kept_texts
-    from router.skill import Skill
 
     if isinstance(value, Skill):
-        if type(value) is not Skill and not isinstance(value, _Saved):
+        if type(value) is not Skill and type(value) is not SavedSkill:
             raise TypeError(f"{type(value).__name__} is not kept")
         description = value.description
         texts = {key: _kept_row(row, description) for key, row in kept_texts(value).items()}
@@ -600,10 +584,11 @@ def _decode_parse(data: Any, reparse: Callable[[], Any]) -> Any:
                 raise TypeError("not a kept skill")
             if type(metadata) is not dict or {type(v) for v in metadata.values()} - {str}:
                 metadata = _value(metadata)  # not only text values: tagged ones read back
-            skill: Any = object.__new__(saved_skill_class())
+            skill = object.__new__(SavedSkill)  # its fields as they were made safe when kept: no check again
             skill.__dict__.update(name=name, description=description, path=where, id=ident, metadata=metadata,
                                   index_description=index_description, examples=tuple(examples), os_path=os_path,
-                                  _reparse=reparse, _texts=texts)
+                                  saved_texts={key: _row_of(row, description) for key, row in texts.items()},
+                                  _reparse=reparse)
             return skill
         if key == f"{TAG}tuple":
             return tuple(_decode_parse(v, reparse) for v in inner)
@@ -716,12 +701,13 @@ def take_notes() -> list[str]:
 
 
 def _unchanged(kept: _KeptParse | None, stamp: tuple[int, ...], value: Any,
-               line: tuple[tuple[int, ...], bytes] | None) -> bool:
-    """Whether ``value`` (with ``stamp``) is what ``kept`` was read back as, with no new signal text."""
+               line: tuple[tuple[int, ...], bytes] | None, computed: Collection[str]) -> bool:
+    """Whether ``value`` (with ``stamp``) is what ``kept`` was read back as, with no new signal text (``computed``:
+    the skills whose texts a build computed since, :attr:`router.index.BuildTexts.computed`)."""
     if kept is None or line is None or kept.value is not value or line[0] != stamp:
         return False
     # a skill read back whose texts were computed now (another config's) is kept with them
-    return not any("texts_computed" in skill.__dict__ for skill in _skills_in(value))
+    return not computed or not any(skill.id in computed for skill in _skills_in(value))
 
 
 def _line(key: str, stamp: list[int], value: Any) -> bytes:
@@ -734,9 +720,11 @@ def _line(key: str, stamp: list[int], value: Any) -> bytes:
 COMPACT_RATIO = 1.5
 
 
-def _keep_parses(spec: LibrarySpec, kind: str, target: str, entries: dict[str, tuple[tuple[int, ...], Any]]) -> bool:
-    """Keep ``entries`` (the discovery's parses) in ``target``: the lines of the entries that changed appended to
-    it, or the file written whole (when there is none of this kind yet, or too many old lines)."""
+def _keep_parses(spec: LibrarySpec, kind: str, target: str, entries: dict[str, tuple[tuple[int, ...], Any]],
+                 computed: Collection[str] = frozenset()) -> bool:
+    """Keep ``entries`` (the discovery's parses) in ``target``: the lines of the entries that changed (or whose
+    skills' texts were ``computed`` anew) appended to it, or the file written whole (when there is none of this
+    kind yet, or too many old lines)."""
     seen = _PARSES_SEEN.get(target)
     if seen is not None and seen.kind != kind:
         seen = None
@@ -746,7 +734,7 @@ def _keep_parses(spec: LibrarySpec, kind: str, target: str, entries: dict[str, t
             if isinstance(value, _KeptParse):
                 continue  # kept by an earlier process, and not met by this discovery
             old = seen.lines.get(key) if seen is not None else None
-            if seen is not None and _unchanged(seen.kept.get(key), stamp, value, old):
+            if seen is not None and _unchanged(seen.kept.get(key), stamp, value, old, computed):
                 continue
             line = _line(key, list(stamp), value)
             if old is None or old[1] != line:

@@ -28,7 +28,7 @@ run loads the saved index and rebuilds nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -96,6 +96,16 @@ class IndexStore(Protocol):
 
 
 @dataclass(frozen=True)
+class BuildTexts:
+    """What :meth:`LibrarySource.build_texts` gives: each signal's text per skill (in skill order, by signal name)
+    and ``computed``, the ids of the skills read back with kept texts (:class:`router.fresh.SavedSkill`) that did
+    not hold this config's, computed by this build: their kept parses are to be kept again with these texts."""
+
+    texts: dict[str, list[str]]
+    computed: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class LibrarySource:
     """The library ``spec`` describes, read once under ``config``: its skills (with the examples ``skill-router
     learn`` kept for it), the profile, the learned examples by skill id and what reading it noted. ``encoder`` is
@@ -108,8 +118,9 @@ class LibrarySource:
     learned: Mapping[str, Sequence[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     chosen_encoder: Encoder | None = field(default=None, compare=False)
-    #: Keeps what reading the library parsed beside its index (:func:`router.fresh.load`), once the index is kept.
-    keep: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
+    #: Keeps what reading the library parsed beside its index (:func:`router.fresh.load`), once the index is kept;
+    #: given the skills whose texts the build computed anew (:attr:`BuildTexts.computed`).
+    keep: Callable[[Collection[str]], bool] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def read(cls, spec: LibrarySpec, config: RouterConfig | None = None, *, encoder: Encoder | None = None,
@@ -203,38 +214,42 @@ class LibrarySource:
 
         return {name: [signal.text(s, self.config) for s in self.skills] for name, signal in registry().items()}
 
-    def build_texts(self) -> dict[str, list[str]]:
+    def build_texts(self) -> BuildTexts:
         """:meth:`signal_texts` of the signals an index under this config is built or checked from: those it
         wants and the persisted ones (whose texts a saved index is checked against), so a refresh computes no
         text of a signal the config does not build (``body_dense`` unless bodies are embedded). A skill equal to
         one of the previous build in this process has the texts it had then (:data:`_TEXTS`), and so has a skill
         read back with the texts an earlier process kept (:class:`router.fresh.SavedSkill`), whose body is then
-        not read. A text that is the whole body (the passage signals') is not kept: it is the body, and past
-        :data:`router.passages.MAX_SKILLS` skills, where those signals index nothing, it is '' (no body read)."""
+        not read; one read back without this config's texts has them computed, and is named in the result's
+        ``computed``. A text that is the whole body (the signals declaring ``whole_body``: the passage signals)
+        is not kept: it is the body, and past :data:`router.passages.MAX_SKILLS` skills, where those signals index
+        nothing, it is '' (no body read)."""
+        from router.fresh import SavedSkill
         from router.passages import MAX_SKILLS
         from router.signals import registry
         from router.texts import reads_file
 
         config = self.config
         signals = {name: s for name, s in registry().items() if s.persisted or s.wanted(config)}
-        whole = whole_body_signals(signals, config)
+        whole = {name for name, signal in signals.items() if signal.whole_body}
         parts = [name for name in signals if name not in whole]
         key = texts_key(parts, config)
         before = _TEXTS.get(key, {})
         rows: list[tuple[str, ...]] = []
         now: dict[str, tuple[Skill, tuple[str, ...]]] = {}
+        computed: list[str] = []
         for skill in self.skills:
             # By id, then compared field by field: hashing a skill would hash its whole body
             found = before.get(skill.id)
             if found is not None and (found[0] is skill or found[0] == skill):
                 row = found[1]
             else:
-                kept = getattr(skill, "saved_texts", None)
-                row = tuple(kept.get(key, ())) if kept else ()
-                if len(row) != len(parts) or (row and {type(t) for t in row} != {str}):
+                kept = skill.saved_texts if isinstance(skill, SavedSkill) else None
+                row = tuple(kept.get(key, ())) if kept is not None else ()
+                if len(row) != len(parts):
                     row = tuple(signals[name].text(skill, config) for name in parts)
                     if kept is not None:
-                        skill.__dict__["texts_computed"] = True  # its kept parse is to be kept with these
+                        computed.append(skill.id)  # its kept parse is to be kept with these
                     if reads_file(skill):  # its text also comes from its file, which the skill's fields may not show
                         rows.append(row)
                         continue
@@ -248,7 +263,7 @@ class LibrarySource:
         skills = self.skills
         for name in whole:
             columns[name] = tuple(s.body or "" for s in skills) if len(skills) <= MAX_SKILLS else ("",) * len(skills)
-        return {name: list(columns[name]) for name in signals}
+        return BuildTexts({name: list(columns[name]) for name in signals}, frozenset(computed))
 
     def index_texts(self) -> list[str]:
         """The text the ``bm25`` signal indexes for each skill, in skill order."""
@@ -303,24 +318,14 @@ def texts_key(names: Sequence[str], config: RouterConfig) -> str:
 def kept_texts(skill: Skill) -> dict[str, list[str]]:
     """The signal texts of ``skill`` to keep with its parse (:mod:`router.fresh`): those the builds in this process
     computed for this very skill, and those it was read back with, by the key of :meth:`LibrarySource.build_texts`."""
-    out = {key: list(row) for key, row in (getattr(skill, "saved_texts", None) or {}).items()}
+    from router.fresh import SavedSkill
+
+    out = {key: list(row) for key, row in skill.saved_texts.items()} if isinstance(skill, SavedSkill) else {}
     for key, now in _TEXTS.items():
         found = now.get(skill.id)
         if found is not None and found[0] is skill:
             out[key] = list(found[1])
     return out
-
-
-#: A body no signal text is but the whole body (:func:`whole_body_signals`).
-_PROBE_BODY = "probe body: a signal whose text is this very string indexes the whole body"
-
-
-def whole_body_signals(signals: Mapping[str, object], config: RouterConfig) -> set[str]:
-    """The signals among ``signals`` whose text is a skill's whole body (the passage signals)."""
-    from router.skill import Skill
-
-    probe = Skill(name="probe", description="probe", body=_PROBE_BODY)
-    return {name for name, signal in signals.items() if signal.text(probe, config) is probe.body}  # type: ignore[attr-defined]
 
 
 class FileStore:
@@ -343,9 +348,13 @@ class FileStore:
                        "model exported to ONNX, once per machine); later runs reuse it")
         parameters = {"profile": source.profile.name, **config.index_parameters()}
         with steps.step(f"building the index of {len(skills):,} skills"):
-            return build_signals(skills, source.build_texts(), config=config, model_id=encoder.model_id,
-                                 dim=encoder.dim, encode=lambda texts: source.encode(texts, progress=progress),
-                                 folder=folder, parameters=parameters, persist=persist, chance=FileChance(source))
+            texts = source.build_texts()
+            signals, report = build_signals(
+                skills, texts.texts, config=config, model_id=encoder.model_id, dim=encoder.dim,
+                encode=lambda batch: source.encode(batch, progress=progress), folder=folder, parameters=parameters,
+                persist=persist, chance=FileChance(source))
+            report.texts_computed = texts.computed
+            return signals, report
 
 
 class FileChance:
@@ -441,7 +450,7 @@ class LibraryIndex:
         with collection_paused():
             signals, report = store.build(source, persist=persist, progress=progress)
         if persist and source.keep is not None and store.index_folder(source.spec) is not None:
-            source.keep()
+            source.keep(report.texts_computed)
         notes = list(source.notes)
         encoder = source.encoder
         if report.embedded and own and encoders.onnx_enabled():
@@ -506,7 +515,7 @@ class LibraryIndex:
         held it. Raises :class:`IndexSaveError` naming the folder when it cannot be written."""
         report = self.report
         if self.source.keep is not None and self.index_folder is not None:
-            self.source.keep()
+            self.source.keep(report.texts_computed if report is not None else frozenset())
         if report is None or report.pending is None:
             return False
         try:

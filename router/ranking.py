@@ -73,10 +73,11 @@ class NameTable:
         from router.texts import name_words
 
         found = set()
-        for variant in {name, name_words(name)}:
-            words = [w.lower() for w in _WORDS.findall(variant)]
-            if words:
-                found.add(" ".join(words))
+        for variant in (name, name_words(name)):
+            # lower-casing the joined words lower-cases each word (it never makes a space): one call a key
+            key = " ".join(_WORDS.findall(variant)).lower()
+            if key:
+                found.add(key)
         return found
 
     @classmethod

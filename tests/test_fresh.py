@@ -139,3 +139,41 @@ def test_a_corrupt_or_foreign_file_is_not_used(project: Path) -> None:
         assert fresh.read(spec) is None
     other = LibrarySpec.create(profile="claude-code", cwd=project / ".claude", index_dir=project.parent / "index")
     assert fresh.save(spec, spec.load(), now=LATER) and fresh.read(other) is None
+
+
+def test_what_a_paused_collection_made_counts_as_old_and_its_cycles_are_still_collected() -> None:
+    """After :func:`router.fresh.collection_paused` what the block made is in the oldest generation (the young
+    collections that follow do not walk it), a cycle made there is still freed by a full collection, and objects
+    someone froze stay frozen (a server freezes what its first load made)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import gc, sys, weakref
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        from router.fresh import collection_paused
+
+        class Node:
+            pass
+
+        def made() -> tuple[list[Node], weakref.ref]:
+            with collection_paused():
+                kept = [Node() for _ in range(5000)]
+                cycle = Node()
+                cycle.me = cycle
+                return kept, weakref.ref(cycle)
+
+        kept, cycle = made()
+        old = {{id(o) for o in gc.get_objects(generation=2)}}
+        young = {{id(o) for g in (0, 1) for o in gc.get_objects(generation=g)}}
+        print(all(id(n) in old and id(n) not in young for n in kept), gc.get_count()[0] < 700, cycle() is not None)
+        gc.collect()
+        print(cycle() is None)
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        again, _ = made()
+        print(gc.get_freeze_count() == frozen, id(again[0]) not in {{id(o) for o in gc.get_objects(generation=2)}})
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True"] * 6, done.stdout

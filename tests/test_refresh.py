@@ -332,7 +332,7 @@ def test_a_skill_whose_text_comes_from_its_file_is_read_again_after_an_edit(tmp_
 def test_an_index_is_built_from_the_texts_of_the_signals_it_builds_only(tmp_path: Path) -> None:
     skills = write_library(tmp_path / "skills")
     built = router(skills, tmp_path / "idx", FakeEncoder())
-    texts = built.source.build_texts()
+    texts = built.source.build_texts().texts
     assert "body_dense" not in texts  # bodies are not embedded by default
     everything = built.signal_texts()
     assert texts == {name: everything[name] for name in texts}
@@ -657,6 +657,33 @@ def test_texts_kept_under_one_config_are_not_used_under_another(tmp_path: Path,
                                  encoder=FakeEncoder())
     assert_same_scores(other, scratch)
     assert other.body_texts() == scratch.body_texts() and len(other.body_texts()[0].split()) == 3
+
+
+def test_the_skills_whose_kept_texts_a_build_computed_are_what_it_reports_and_are_kept_with_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build names the skills read back without its config's texts (``texts_computed``): none on a first build,
+    every one under a new config, whose kept parses are then kept with those texts too, so the next process under
+    either config computes none, and reads no file."""
+    large_library(monkeypatch, bodies_read=2)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    first = router(skills, tmp_path / "idx", FakeEncoder())
+    assert first.index.report is not None and first.index.report.texts_computed == frozenset()
+    config = RouterConfig(route_above=0, body_tokens=3)
+
+    def build(under: RouterConfig) -> Router:
+        forget()  # a new process
+        return Router.from_skills([str(skills)], "genkit", under, index_folder=str(tmp_path / "idx"),
+                                  encoder=FakeEncoder())
+
+    other = build(config)
+    assert other.index.report is not None and other.index.report.texts_computed == frozenset(SKILLS)
+    reads = counting_reads(monkeypatch)
+    for under in (config, RouterConfig(route_above=0)):
+        again = build(under)
+        assert again.index.report is not None and again.index.report.texts_computed == frozenset(), under
+        assert reads == []
+    assert_same_scores(again, first)
 
 
 def test_a_damaged_or_foreign_file_of_parses_by_stamp_is_not_used(tmp_path: Path,

@@ -36,6 +36,7 @@ class KeywordSignal:
     reads_body = False
     persisted = True
     row_vectors = False
+    whole_body = False
     build_rank = 70
     tuning = Tuning(weights=(0.0, 5.0))
 

@@ -14,6 +14,9 @@ A signal is a small stateless object:
   a saved index is checked against (each skill's content hash: a change of one of them rebuilds it);
 - ``row_vectors``: its built index is one vector a skill (``vectors``, in skill order) scored by the inner product
   with the request's unit embedding, so a store may keep those rows and score them itself (:mod:`router.pgstore`);
+- ``whole_body``: its text is the skill's whole SKILL.md body, as it is (``passages``, ``passage_dense``): a build
+  takes it from the skill rather than keeping a copy of every body, and past :data:`router.passages.MAX_SKILLS`
+  skills, where those signals index nothing, it is '' (no body is read);
 - ``build_rank``: its place in the order of building (indexes that others start from come first; the embedding
   model is called in this order);
 - ``text(skill, config)``: what it indexes for one skill ('' for nothing); ``applies(texts)``: whether a library
@@ -52,6 +55,7 @@ class Signal(Protocol):
     reads_body: bool
     persisted: bool
     row_vectors: bool
+    whole_body: bool
     build_rank: int
     tuning: Tuning | None
 
@@ -112,6 +116,8 @@ class BodySignal:
     reads_body = True
     persisted = False
     row_vectors = False
+    #: True while ``text`` is the whole body (a signal that reads part of it says False with its own ``text``).
+    whole_body = True
     tuning = Tuning(scales=BODY_SCALES, group="body")
 
     def text(self, skill: Skill, config: RouterConfig) -> str:

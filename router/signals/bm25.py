@@ -25,6 +25,7 @@ class BM25Signal:
     reads_body = False
     persisted = True
     row_vectors = False
+    whole_body = False
     build_rank = 20
     tuning = Tuning(weights=(0.0, 0.3, 0.5, 0.75, 1.0))  # the default 0.3 among them
 

@@ -25,6 +25,7 @@ class BodyBM25Signal(BodySignal):
     position = 40
     persisted = True
     build_rank = 30
+    whole_body = False  # its text is part of the body (RouterConfig.body)
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)

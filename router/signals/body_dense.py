@@ -27,6 +27,7 @@ class BodyDenseSignal(BodySignal):
     default_weight = 0.0
     position = 50
     build_rank = 40
+    whole_body = False  # its text is part of the body (RouterConfig.body)
 
     def text(self, skill: Skill, config: RouterConfig) -> str:
         return body_text(skill.body, config.body, config.body_tokens)

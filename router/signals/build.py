@@ -107,6 +107,8 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)
     pending: Callable[[], None] | None = field(default=None, repr=False)
     chance: Any = None
+    #: The skills read back with kept texts whose texts this build computed (:attr:`router.index.BuildTexts.computed`).
+    texts_computed: frozenset[str] = frozenset()
 
 
 class ChanceStep(Protocol):

@@ -26,6 +26,7 @@ class DenseSignal:
     reads_body = False
     persisted = True
     row_vectors = False
+    whole_body = False
     build_rank = 10
     tuning = Tuning(fixed=1.0)  # the scale the other weights are tried against
 

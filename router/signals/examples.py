@@ -35,6 +35,7 @@ class ExamplesSignal:
     reads_body = False
     persisted = False
     row_vectors = False
+    whole_body = False
     build_rank = 50
     tuning = Tuning(weights=(0.5, 1.0, 2.0, 4.0))
 

@@ -76,6 +76,7 @@ class NameDenseSignal:
     reads_body = False
     persisted = False
     row_vectors = False
+    whole_body = False
     build_rank = 15  # after dense, whose vectors the rule compares the names with
     tuning = None  # tune keeps the configured weight (0 unless a config gives it one)
 
