@@ -225,6 +225,13 @@ def test_a_second_index_folder_in_one_process_gets_its_kept_parses_too(tmp_path:
     assert (tmp_path / "other" / fresh.FRONTS_FILE).read_bytes() == (tmp_path / "idx" / fresh.FRONTS_FILE).read_bytes()
 
 
+def without_stamped_reads(index: Path) -> None:
+    """Remove what the build before kept by file stamp (the library and each file's parse): once the files are 2 s
+    old it would be read back instead of the frontmatter, whose own kept file is what the test is about."""
+    for name in (fresh.FILE, fresh.PARSES_FILE):
+        (index / name).unlink(missing_ok=True)
+
+
 def test_a_damaged_or_foreign_file_of_kept_parses_is_not_used(tmp_path: Path, monkeypatch) -> None:
     forget()
     skills = write_library(tmp_path / "skills")
@@ -235,6 +242,7 @@ def test_a_damaged_or_foreign_file_of_kept_parses_is_not_used(tmp_path: Path, mo
                     whole.replace('"kind": "GenkitProfile"', '"kind": "CodexProfile"')):
         (tmp_path / "idx").mkdir(exist_ok=True)
         (tmp_path / "idx" / fresh.FRONTS_FILE).write_text(damaged, encoding="ascii")
+        without_stamped_reads(tmp_path / "idx")
         forget()
         parsed = counting_frontmatter(monkeypatch, "genkit")
         assert_same_scores(router(skills, tmp_path / "idx", FakeEncoder()), scratch)
@@ -245,6 +253,7 @@ def test_a_damaged_or_foreign_file_of_kept_parses_is_not_used(tmp_path: Path, mo
     data = json.loads(whole)
     data["parses"] = {front: "{not json" for front in data["parses"]}  # each parse damaged: each parsed again
     (tmp_path / "idx" / fresh.FRONTS_FILE).write_text(json.dumps(data), encoding="ascii")
+    without_stamped_reads(tmp_path / "idx")
     forget()
     parsed = counting_frontmatter(monkeypatch, "genkit")
     assert_same_scores(router(skills, tmp_path / "idx", FakeEncoder()), scratch)
