@@ -1220,9 +1220,8 @@ class PgSignals:
     def _score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
         names = self._database_names()
-        out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
-            return {**out, "centrality": np.zeros((0, g.n))}
+            return {name: np.zeros((0, g.n)) for name in (*names, "centrality")}
         from psycopg import errors
 
         pending = getattr(self._pending, "read", None)
@@ -1240,10 +1239,13 @@ class PgSignals:
                                 self._retrieved(conn, text, vector) for text, vector in zip(texts, vectors)]
                     else:
                         rows = self._retrieved_many(conn, texts, vectors)
-                    for row, scores in enumerate(rows):
-                        for name in names:
-                            out[name][row] = scores[name]
-                    out["centrality"] = np.repeat(self._centrality(conn)[None, :], len(texts), axis=0)
+                    # one request's rows are its arrays themselves (a batch's are stacked): nothing is zeroed or
+                    # copied over every skill again
+                    out = {name: rows[0][name][None, :] if len(rows) == 1 else np.stack([r[name] for r in rows])
+                           for name in names}
+                    central = self._centrality(conn)
+                # the same row for every request: a read-only view of the generation's array, not a copy each
+                out["centrality"] = np.broadcast_to(central, (len(texts), g.n))
                 return out
             except errors.UndefinedTable:
                 raise StoreUnavailable("the index epoch this router read was replaced while it was serving; the "

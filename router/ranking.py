@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexes.fusion import kth_largest, rank_of
+from indexes.fusion import kth_largest, ranks_of
 from router.skill import Skill
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -164,10 +164,12 @@ def best(fused: np.ndarray, order: np.ndarray, count: int, excluded: np.ndarray 
 def matches(chosen: Sequence[tuple[int, str]], skills: Sequence[Skill], fused: np.ndarray,
             per_signal: Mapping[str, np.ndarray], order: np.ndarray) -> tuple[Match, ...]:
     """The :class:`Match` records of :func:`choose`'s result, with each signal's score and rank."""
+    where = [i for i, _ in chosen]
+    ranks = {n: ranks_of(v, order, where) for n, v in per_signal.items()}  # each signal's ranks in one pass
     return tuple(
         Match(id=skills[i].id, name=skills[i].name, score=float(fused[i]), rank=position,
               scores={n: float(v[i]) for n, v in per_signal.items()},
-              ranks={n: rank_of(v, order, i) for n, v in per_signal.items()}, reason=reason)
+              ranks={n: r[position - 1] for n, r in ranks.items()}, reason=reason)
         for position, (i, reason) in enumerate(chosen, start=1))
 
 
