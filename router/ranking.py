@@ -68,12 +68,13 @@ class NameTable:
     longest: int  # the most words of any key
 
     @staticmethod
-    def keys(name: str) -> set[str]:
-        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case."""
+    def keys(name: str, kept: bool = True) -> set[str]:
+        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case (``kept``
+        False: the words are not kept by :func:`router.texts.name_words`)."""
         from router.texts import name_words
 
         found = set()
-        for variant in {name, name_words(name)}:
+        for variant in {name, name_words(name) if kept else name_words.__wrapped__(name)}:
             words = [w.lower() for w in _WORDS.findall(variant)]
             if words:
                 found.add(" ".join(words))
@@ -83,10 +84,15 @@ class NameTable:
     def build(cls, skills: Sequence[Skill]) -> NameTable:
         from array import array
 
+        from router.texts import NAME_WORDS_KEPT
+
         hashes, positions = array("q"), array("q")
         longest = 0
+        # past the words' cache size a walk over every name would only push each one out for the next: the
+        # cache would end full (12 MB at 100,000 skills) and serve no later walk
+        kept = len(skills) <= NAME_WORDS_KEPT
         for position, skill in enumerate(skills):
-            for key in cls.keys(skill.name):
+            for key in cls.keys(skill.name, kept):
                 hashes.append(hash(key))
                 positions.append(position)
                 longest = max(longest, key.count(" ") + 1)
@@ -112,6 +118,35 @@ class NameTable:
                 if position not in found and keys[i] in self.keys(self.names[position]):
                     found.append(position)
         return found
+
+
+@dataclass(frozen=True, eq=False)
+class KeyIndex:
+    """The first position of each key of ``keys`` (a library's ids or names, in its order) as the keys' hashes,
+    sorted, beside their positions: 16 bytes a key where a dict of them took about 60 (6 MB at 100,000 skills),
+    and shared by the routers and registries over the same keys in the same places."""
+
+    keys: Sequence[str]
+    order: np.ndarray  # positions in the order of their keys' hashes (equal hashes keep position order)
+    hashes: np.ndarray  # int64, ascending
+    distinct: int  # how many different keys
+
+    @classmethod
+    def build(cls, keys: Sequence[str]) -> KeyIndex:
+        hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        order = np.argsort(hashes, kind="stable")  # the first of equal keys comes first
+        return cls(keys, order, hashes[order], len(set(keys)))
+
+    def first(self, key: object) -> int:
+        """The first position of ``key``, or -1."""
+        if not isinstance(key, str):
+            return -1
+        wanted = hash(key)
+        low, high = (int(np.searchsorted(self.hashes, wanted, side=side)) for side in ("left", "right"))
+        for position in self.order[low:high].tolist():
+            if self.keys[position] == key:
+                return position
+        return -1
 
 
 def choose(fused: np.ndarray, order: np.ndarray, k: int, *, named: Sequence[int] = (),
