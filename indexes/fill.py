@@ -33,13 +33,12 @@ def fill_unretrieved(n: int, positions: np.ndarray, values: np.ndarray, total: f
     and the sum of squares of the exact scores of all ``n`` documents."""
     positions = np.asarray(positions, dtype=np.int64)
     values = np.asarray(values, dtype=np.float64)
-    out = np.zeros(n, dtype=np.float64)
     left = np.ones(n, dtype=bool)
     left[positions] = False
-    rest = np.flatnonzero(left)
-    m = len(rest)
-    out[positions] = values
+    m = int(np.count_nonzero(left))
     if not m:
+        out = np.zeros(n, dtype=np.float64)
+        out[positions] = values
         return out, False
     mean = (float(total) - float(values.sum())) / m
     variance = max((float(total_sq) - float(np.dot(values, values))) / m - mean * mean, 0.0)
@@ -51,7 +50,14 @@ def fill_unretrieved(n: int, positions: np.ndarray, values: np.ndarray, total: f
         assert ceiling is not None
         high = float(ceiling)
         low = min(low, high)
-    out[rest] = mean
-    out[rest[0:2 * pairs:2]] = high
-    out[rest[1:2 * pairs:2]] = low
+    # the left-out documents in position order take high, low, high, low, ... (mean for an odd last one): built
+    # as m values, then written through the mask, not by an index array over every document
+    fill = np.empty(m, dtype=np.float64)
+    fill[0:2 * pairs:2] = high
+    fill[1:2 * pairs:2] = low
+    if m % 2:
+        fill[-1] = mean
+    out = np.empty(n, dtype=np.float64)
+    out[left] = fill
+    out[positions] = values
     return out, cut

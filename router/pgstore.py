@@ -85,6 +85,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from router.errors import ConfigError, SkillRouterError
+from router.ranking import KeyIndex
 from router.registry import SkillRegistry
 from router.skill import Skill
 from router.store import text_key
@@ -1220,9 +1221,8 @@ class PgSignals:
     def _score(self, texts: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
         g = self.generation
         names = self._database_names()
-        out = {name: np.zeros((len(texts), g.n)) for name in names}
         if not len(texts):
-            return {**out, "centrality": np.zeros((0, g.n))}
+            return {name: np.zeros((0, g.n)) for name in (*names, "centrality")}
         from psycopg import errors
 
         pending = getattr(self._pending, "read", None)
@@ -1240,10 +1240,13 @@ class PgSignals:
                                 self._retrieved(conn, text, vector) for text, vector in zip(texts, vectors)]
                     else:
                         rows = self._retrieved_many(conn, texts, vectors)
-                    for row, scores in enumerate(rows):
-                        for name in names:
-                            out[name][row] = scores[name]
-                    out["centrality"] = np.repeat(self._centrality(conn)[None, :], len(texts), axis=0)
+                    # one request's rows are its arrays themselves (a batch's are stacked): nothing is zeroed or
+                    # copied over every skill again
+                    out = {name: rows[0][name][None, :] if len(rows) == 1 else np.stack([r[name] for r in rows])
+                           for name in names}
+                    central = self._centrality(conn)
+                # the same row for every request: a read-only view of the generation's array, not a copy each
+                out["centrality"] = np.broadcast_to(central, (len(texts), g.n))
                 return out
             except errors.UndefinedTable:
                 raise StoreUnavailable("the index epoch this router read was replaced while it was serving; the "
@@ -1772,35 +1775,11 @@ class StoredSkill(Skill):
     _born: int
 
 
-class _KeyIndex:
-    """The first position of each key of ``keys`` (a catalogue's ids or names, in slot order) as the keys' hashes,
-    sorted, beside their positions: 16 bytes a key where a dict of them took about 40, and shared by the registries
-    of the generations that edit rows in place."""
-
-    def __init__(self, keys: Sequence[str]) -> None:
-        self.keys = keys
-        hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
-        self.order = np.argsort(hashes, kind="stable")  # equal hashes keep slot order: the first key comes first
-        self.hashes = hashes[self.order]
-        self.distinct = len(set(keys))
-
-    def first(self, key: object) -> int:
-        """The first position of ``key``, or -1."""
-        if not isinstance(key, str):
-            return -1
-        wanted = hash(key)
-        low, high = (int(np.searchsorted(self.hashes, wanted, side=side)) for side in ("left", "right"))
-        for position in self.order[low:high].tolist():
-            if self.keys[position] == key:
-                return position
-        return -1
-
-
 class _ByKey(Mapping[str, Skill]):
     """key -> the first skill with that key, over a registry's skills in slot order: the read-only mapping
     :class:`router.registry.SkillRegistry` keeps as a dict."""
 
-    def __init__(self, index: _KeyIndex, skills: Sequence[Skill]) -> None:
+    def __init__(self, index: KeyIndex, skills: Sequence[Skill]) -> None:
         self.index, self.skills = index, skills
 
     def __getitem__(self, key: str) -> Skill:
@@ -1818,17 +1797,20 @@ class _ByKey(Mapping[str, Skill]):
 
 class StoredRegistry(SkillRegistry):
     """A registry over :class:`StoredSkill` rows (already unique: the writer's registry refused repeats), found
-    by id and name through :class:`_KeyIndex` instead of two dicts (7 MB at 100,000 rows)."""
+    by id and name through :class:`KeyIndex` instead of two dicts (7 MB at 100,000 rows)."""
 
-    def __init__(self, skills: tuple[StoredSkill, ...], ids: _KeyIndex | None = None,
-                 names: _KeyIndex | None = None) -> None:
-        self._ids = ids if ids is not None else _KeyIndex(tuple(s.id for s in skills))
-        self._names = names if names is not None else _KeyIndex(tuple(s.name for s in skills))
+    def __init__(self, skills: tuple[StoredSkill, ...], ids: KeyIndex | None = None,
+                 names: KeyIndex | None = None) -> None:
+        self._ids = ids if ids is not None else KeyIndex.build(tuple(s.id for s in skills))
+        self._names = names if names is not None else KeyIndex.build(tuple(s.name for s in skills))
         self._by_id = _ByKey(self._ids, skills)  # type: ignore[assignment]
         self._by_name = _ByKey(self._names, skills)  # type: ignore[assignment]
         self._paths = set()
         self._snapshot = skills
         self.discovery = None
+
+    def id_index(self) -> KeyIndex:
+        return self._ids  # the same keys in the same places: not made again
 
     def patched(self, generation: Generation, previous: Generation) -> StoredRegistry:
         """This registry for ``generation``, whose rows are ``previous``'s with some edited in place (same slots,
@@ -1898,7 +1880,7 @@ class Replica:
                 known.get((slot, born)) or StoredSkill.at(rows, slot, born, skill_id, name)
                 for slot, born, skill_id, name in zip(generation.slots.tolist(), generation.born.tolist(),
                                                       generation.ids, generation.names)),
-                _KeyIndex(generation.ids), _KeyIndex(generation.names))
+                KeyIndex.build(generation.ids), KeyIndex.build(generation.names))
         from router.index import LibraryIndex, LibrarySource, beside
         from router.signals import BuildReport
 

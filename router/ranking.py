@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexes.fusion import kth_largest, rank_of
+from indexes.fusion import kth_largest, ranks_of
 from router.skill import Skill
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -68,12 +68,13 @@ class NameTable:
     longest: int  # the most words of any key
 
     @staticmethod
-    def keys(name: str) -> set[str]:
-        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case."""
+    def keys(name: str, kept: bool = True) -> set[str]:
+        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case (``kept``
+        False: the words are not kept by :func:`router.texts.name_words`)."""
         from router.texts import name_words
 
         found = set()
-        for variant in (name, name_words(name)):
+        for variant in (name, name_words(name) if kept else name_words.__wrapped__(name)):
             # lower-casing the joined words lower-cases each word (it never makes a space): one call a key
             key = " ".join(_WORDS.findall(variant)).lower()
             if key:
@@ -84,10 +85,15 @@ class NameTable:
     def build(cls, skills: Sequence[Skill]) -> NameTable:
         from array import array
 
+        from router.texts import NAME_WORDS_KEPT
+
         hashes, positions = array("q"), array("q")
         longest = 0
+        # past the words' cache size a walk over every name would only push each one out for the next: the
+        # cache would end full (12 MB at 100,000 skills) and serve no later walk
+        kept = len(skills) <= NAME_WORDS_KEPT
         for position, skill in enumerate(skills):
-            for key in cls.keys(skill.name):
+            for key in cls.keys(skill.name, kept):
                 hashes.append(hash(key))
                 positions.append(position)
                 longest = max(longest, key.count(" ") + 1)
@@ -113,6 +119,35 @@ class NameTable:
                 if position not in found and keys[i] in self.keys(self.names[position]):
                     found.append(position)
         return found
+
+
+@dataclass(frozen=True, eq=False)
+class KeyIndex:
+    """The first position of each key of ``keys`` (a library's ids or names, in its order) as the keys' hashes,
+    sorted, beside their positions: 16 bytes a key where a dict of them took about 60 (6 MB at 100,000 skills),
+    and shared by the routers and registries over the same keys in the same places."""
+
+    keys: Sequence[str]
+    order: np.ndarray  # positions in the order of their keys' hashes (equal hashes keep position order)
+    hashes: np.ndarray  # int64, ascending
+    distinct: int  # how many different keys
+
+    @classmethod
+    def build(cls, keys: Sequence[str]) -> KeyIndex:
+        hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        order = np.argsort(hashes, kind="stable")  # the first of equal keys comes first
+        return cls(keys, order, hashes[order], len(set(keys)))
+
+    def first(self, key: object) -> int:
+        """The first position of ``key``, or -1."""
+        if not isinstance(key, str):
+            return -1
+        wanted = hash(key)
+        low, high = (int(np.searchsorted(self.hashes, wanted, side=side)) for side in ("left", "right"))
+        for position in self.order[low:high].tolist():
+            if self.keys[position] == key:
+                return position
+        return -1
 
 
 def choose(fused: np.ndarray, order: np.ndarray, k: int, *, named: Sequence[int] = (),
@@ -165,10 +200,12 @@ def best(fused: np.ndarray, order: np.ndarray, count: int, excluded: np.ndarray 
 def matches(chosen: Sequence[tuple[int, str]], skills: Sequence[Skill], fused: np.ndarray,
             per_signal: Mapping[str, np.ndarray], order: np.ndarray) -> tuple[Match, ...]:
     """The :class:`Match` records of :func:`choose`'s result, with each signal's score and rank."""
+    where = [i for i, _ in chosen]
+    ranks = {n: ranks_of(v, order, where) for n, v in per_signal.items()}  # each signal's ranks in one pass
     return tuple(
         Match(id=skills[i].id, name=skills[i].name, score=float(fused[i]), rank=position,
               scores={n: float(v[i]) for n, v in per_signal.items()},
-              ranks={n: rank_of(v, order, i) for n, v in per_signal.items()}, reason=reason)
+              ranks={n: r[position - 1] for n, r in ranks.items()}, reason=reason)
         for position, (i, reason) in enumerate(chosen, start=1))
 
 

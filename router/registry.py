@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from router.errors import RegistryError, SkillNotFoundError
 from router.gotext import go_quote
 from router.profiles.base import Discovery
 from router.safetext import safe_name
 from router.skill import Skill
+
+if TYPE_CHECKING:
+    from router.ranking import KeyIndex
 
 
 class SkillRegistry:
@@ -93,6 +96,12 @@ class SkillRegistry:
     def by_id(self) -> Mapping[str, Skill]:
         """Each skill by its id (read-only; a view, not a copy)."""
         return MappingProxyType(self._by_id) if isinstance(self._by_id, dict) else self._by_id
+
+    def id_index(self) -> KeyIndex:
+        """Each skill's position by id (:class:`router.ranking.KeyIndex`), made now."""
+        from router.ranking import KeyIndex
+
+        return KeyIndex.build(tuple(s.id for s in self.skills))
 
     @property
     def skills(self) -> tuple[Skill, ...]:

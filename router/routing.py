@@ -57,7 +57,8 @@ from router.conversation import Conversation, conversation_text
 from router.errors import ConfigError, EmptyLibraryError, SkillNotFoundError
 from router.files import open_regular
 from router.profiles import Profile, ToolSpec
-from router.ranking import Match, NameTable, Routing, choose, confidence, confidence_scores, confidences, matches
+from router.ranking import (KeyIndex, Match, NameTable, Routing, choose, confidence, confidence_scores, confidences,
+                            matches)
 from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer, requested_k
@@ -76,7 +77,7 @@ Query = str | Sequence[Mapping[str, Any]]
 
 #: The name table, tie order and positions of the last library's ids and names in this process (each a pure
 #: function of them, never changed once made), shared by the next router over the same ids and names.
-_PLACES: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[NameTable, np.ndarray, dict[str, int]]] = {}
+_PLACES: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[NameTable, np.ndarray, KeyIndex]] = {}
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,14 @@ class Router:
         if same_places is not None:
             self._names = same_places._names
             self.order: np.ndarray = same_places.order
-            self._positions: dict[str, int] = same_places._positions
+            self._positions: KeyIndex = same_places._positions
             return
         key = (tuple(s.id for s in skills), tuple(s.name for s in skills))
         known = _PLACES.get(key)
         if known is None:  # a reload after an edit keeps its ids and names in their places: derived once
             order = tie_order(key[0])
             order.setflags(write=False)
-            known = (NameTable.build(skills), order, {ident: i for i, ident in enumerate(key[0])})
+            known = (NameTable.build(skills), order, registry.id_index())
             _PLACES.clear()
             _PLACES[key] = known
         self._names = known[0]
@@ -468,7 +469,7 @@ class Router:
             if abstained and self.config.on_abstain == "empty":
                 chosen = {m.id for m in found if m.reason == "named"}
             chosen |= pinned
-            shown = tuple(skills[i] for i in sorted(self._positions[x] for x in chosen if x not in excluded))
+            shown = tuple(skills[i] for i in sorted(self._positions.first(x) for x in chosen if x not in excluded))
             out.append(Routing(matches=found, shown=shown, abstained=abstained, confidence=sure,
                                no_skill=no_skill))
         return out

@@ -58,7 +58,11 @@ def indexed_description(text: str, limit: int = MAX_INDEXED_DESCRIPTION_CHARS) -
     return (head[:cut] if cut > 0 else head[:limit]).rstrip()
 
 
-@functools.lru_cache(maxsize=1 << 16)
+#: Names whose words :func:`name_words` keeps.
+NAME_WORDS_KEPT = 1 << 16
+
+
+@functools.lru_cache(maxsize=NAME_WORDS_KEPT)
 def name_words(name: str) -> str:
     """The skill name as words: separators become spaces, identifiers split at case and digit boundaries. Kept per
     name: three signals' texts and the name table ask for the words of every skill."""

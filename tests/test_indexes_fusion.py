@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexes import BM25Index
-from indexes.fusion import fuse_score_arrays, normalise, rank_of, ranks_by_score, tie_order
+from indexes.fusion import fuse_score_arrays, normalise, rank_of, ranks_by_score, ranks_of, tie_order
 
 ORDER3 = np.array([0, 1, 2])
 
@@ -144,6 +144,31 @@ def test_ranks_are_score_then_id(values, rnd) -> None:
     expected = sorted(range(n), key=lambda i: (-values[i], order[i]))
     assert [int(ranks[i]) for i in expected] == list(range(1, n + 1))
     assert [rank_of(np.array(values), order, i) for i in range(n)] == ranks.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 1.0, 3.5]), min_size=1, max_size=40), st.randoms(use_true_random=False),
+       st.integers(1, 6))
+def test_the_ranks_of_a_few_documents_are_theirs_in_the_full_ranking(values, rnd, count) -> None:
+    """Counted among the documents at or above the lowest of them (or over all, when those are most of them)."""
+    n = len(values)
+    order = np.array(rnd.sample(range(n), n))
+    chosen = rnd.sample(range(n), min(count, n))
+    full = ranks_by_score(np.array(values), order)
+    assert ranks_of(np.array(values), order, chosen) == [int(r) for r in full[chosen]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=30).map(sorted), min_size=1,
+                max_size=3).filter(lambda rows: len({len(r) for r in rows}) == 1))
+def test_zscore_is_numpys_own_mean_and_std_to_the_last_bit(rows) -> None:
+    """Computed in fewer passes, z-scores are the very bits of numpy's (x - mean) / std, a flat row 0."""
+    values = np.array(rows)
+    spread = values.std(axis=-1, keepdims=True)
+    expected = np.divide(values - values.mean(axis=-1, keepdims=True), spread, out=np.zeros_like(values),
+                         where=spread > 0)
+    assert normalise(values, "zscore").tobytes() == expected.tobytes()
+    assert normalise(values[0], "zscore").tobytes() == expected[0].tobytes()
 
 
 words = st.sampled_from(["pdf", "form", "weather", "slide", "deck", "chart", "report", "image"])

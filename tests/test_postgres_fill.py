@@ -55,3 +55,10 @@ def test_a_fill_above_the_lowest_retrieved_score_is_cut_there_and_says_so() -> N
     full, cut = fill_unretrieved(4, where, exact[where], exact.sum(), (exact ** 2).sum(), 9.0)
     assert cut
     assert full.tolist() == [9.0, 9.0, 0.0, 9.5]
+
+
+def test_the_left_out_documents_take_high_low_in_position_order_and_an_odd_last_one_the_mean() -> None:
+    """Left out: positions 0, 2, 3, 5, 6, sum 5 and sum of squares 9, so mean 1, variance 0.8 and spread
+    sqrt(0.8 * 5 / (2 * 2)) = 1: high 2, low 0, high, low, then the mean."""
+    full, cut = fill_unretrieved(7, np.array([1, 4]), np.array([2.0, 3.0]), 2.0 + 3.0 + 5.0, 4.0 + 9.0 + 9.0)
+    assert full.tolist() == [2.0, 2.0, 0.0, 2.0, 3.0, 0.0, 1.0] and not cut

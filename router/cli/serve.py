@@ -223,6 +223,9 @@ def cmd_serve(args: Any) -> int:
         raise ConfigError(f"--port must be 0..65535, got {args.port}")
     token = read_token(args.token_file) if args.token_file else None
     check_numbers(args)
+    from router.serve.service import limit_arenas
+
+    limit_arenas()  # before any thread starts
     sock = bind(args.host, args.port)
     try:
         service, watch = build_service(args)

@@ -437,18 +437,41 @@ def limit_blas_threads() -> None:
 
 #: Blocks from this size on are mapped on their own and unmapped when freed (glibc's M_MMAP_THRESHOLD).
 LARGE_BLOCK = 1 << 20
+#: Free memory glibc keeps at the top of a heap instead of handing it back at once (M_TRIM_THRESHOLD): about what
+#: one request makes and frees at 100,000 skills.
+KEEP_FREED = 8 << 20
+#: glibc heaps ("arenas") the server's threads share (M_ARENA_MAX; by default up to 8 a core).
+ARENAS = 2
 
 
 def return_large_blocks() -> None:
     """Hand every freed block of :data:`LARGE_BLOCK` bytes or more back to the OS at once. glibc raises its
     threshold for that past each large block freed (up to 32 MB), after which one batch of long requests (the
     encoder's activations) stays in the heap: 150 MB kept after 64 requests of 256 tokens, against 10 MB with a
-    fixed threshold; the score arrays of a 100,000-skill library (800 KB) stay below it, reused from the heap."""
+    fixed threshold. A fixed threshold also fixes the one for trimming the heap's top at its 128 KiB default, so
+    it is set too (:data:`KEEP_FREED`): below it, the score arrays of a 100,000-skill library (800 KB each, a few
+    dozen made and freed a request) were handed back to the OS at each free and faulted in again at the next
+    request, 18% of a replica's CPU (``benchmarks/README.md``); a freed batch of long requests' blocks above
+    :data:`LARGE_BLOCK` are unmapped as before."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").mallopt(-3, LARGE_BLOCK)  # M_MMAP_THRESHOLD
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, LARGE_BLOCK)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, KEEP_FREED)  # M_TRIM_THRESHOLD
     except (OSError, AttributeError):  # not glibc: its allocator decides
+        pass
+
+
+def limit_arenas() -> None:
+    """At most :data:`ARENAS` glibc heaps for the process: called before the server starts its threads (the
+    batcher, the workers, the pool's), each of which would otherwise get a heap of its own, each keeping what it
+    freed. Python runs one thread at a time, so they rarely wait for a heap's lock."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-8, ARENAS)  # M_ARENA_MAX
+    except (OSError, AttributeError):  # not glibc
         pass
 
 
