@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from common import save
+from common import outcome, save
 from name_choice import Rows, choice_sets, paired
 from router import Router
 
@@ -40,9 +40,7 @@ def outcomes(router: Router, rows: Rows, weight: float | str, scored: Any) -> np
     out = []
     for (_, needs), matches in zip(rows, ranked):
         ids = [m.id for m in matches]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, len(needs) > 1))
+        out.append((*outcome(ids, needs), len(needs) > 1))
     return np.array(out, dtype=float)
 
 

@@ -7,7 +7,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -33,3 +36,22 @@ def save(name: str, payload: dict[str, Any]) -> Path:
 def corpus_folder(skill_path: str) -> str:
     """A skill's folder relative to the corpora (``awesome-skills/skills/pdf``): how labelled requests name gold."""
     return str(Path(skill_path).parent.relative_to(CORPORA))
+
+
+def outcome(ids: Sequence[str], needs: Sequence[set[str]]) -> tuple[bool, float, float]:
+    """One request's hit@1, recall@5 and reciprocal rank for the ranked ``ids``; ``needs`` are its needs, each the
+    set of skills that would serve it."""
+    first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
+    return first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs), 1.0 / first if first else 0.0
+
+
+def best_of_pieces(sims: np.ndarray, owners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Each skill's best cosine over its pieces (``sims``: requests x pieces, ``owners``: each piece's skill), and
+    ``fallback``'s column (requests x skills) for a skill without pieces."""
+    out = np.array(fallback, dtype=np.float64)
+    has = np.zeros(out.shape[1], dtype=bool)
+    has[owners] = True
+    best = np.full_like(out, -np.inf)
+    np.maximum.at(best.T, owners, sims.T)
+    out[:, has] = best[:, has]
+    return out

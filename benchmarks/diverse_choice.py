@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from common import save
+from common import outcome, save
 from name_choice import catalogue_set
 from router import Router
 from split_choice import Rows, library_sets, summary
@@ -58,9 +58,7 @@ def outcomes(router: Router, rows: Rows, scored: Any, fused: np.ndarray, penalty
     for row, ((_, needs), matches) in enumerate(zip(rows, router.rank_scored(scored, POOL, fused=fused))):
         picked = diverse([position[m.id] for m in matches], fused[row], vectors, penalty, DEPTH)
         ids = [router.skills[i].id for i in picked]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, len(needs) > 1))
+        out.append((*outcome(ids, needs), len(needs) > 1))
     return np.array(out, dtype=float)
 
 

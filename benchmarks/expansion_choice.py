@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 import users
-from common import read_jsonl, save
+from common import best_of_pieces, read_jsonl, save
 from indexes import BM25Index
 from indexes.fusion import normalise
 from indexes.tokenize import Tokenizer
@@ -157,14 +157,7 @@ def max_cosine(router: Router, embed: Embeddings, pieces: list[list[str]], queri
     flat = [p for ps in pieces for p in ps]
     owners = np.array([i for i, ps in enumerate(pieces) for _ in ps], dtype=np.int64)
     vectors = embed(flat).astype(np.float64)
-    sims = queries @ vectors.T
-    out = queries @ router.signals.dense.vectors.astype(np.float64).T
-    has = np.zeros(len(pieces), dtype=bool)
-    has[owners] = True
-    best = np.full_like(out, -np.inf)
-    np.maximum.at(best.T, owners, sims.T)
-    out[:, has] = best[:, has]
-    return out
+    return best_of_pieces(queries @ vectors.T, owners, queries @ router.signals.dense.vectors.astype(np.float64).T)
 
 
 def one_vector(router: Router, embed: Embeddings, texts: list[str], queries: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from common import read_jsonl, save
+from common import outcome, read_jsonl, save
 from router import Router
 from router.config import RouterConfig
 from router.signals import passage_dense
@@ -141,9 +141,7 @@ def outcomes(router: Router, rows: Rows) -> np.ndarray:
     out = []
     for (_, needs, twin), matches in zip(rows, router.rank_many([q for q, _, _ in rows], 10)):
         ids = [m.id for m in matches]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, twin))
+        out.append((*outcome(ids, needs), twin))
     return np.array(out, dtype=float)
 
 

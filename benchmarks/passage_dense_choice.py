@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import users
-from common import save
+from common import best_of_pieces, outcome, save
 from name_choice import Rows, catalogue_set, choice_sets, library_sets, paired
 from router import Router
 from router import passages as passage_cut
@@ -98,9 +98,7 @@ def ranked(router: Router, rows: Rows, fused: np.ndarray, scored: Scored) -> np.
     out = []
     for (_, needs), matches in zip(rows, router.rank_scored(scored, 10, fused=fused)):
         ids = [m.id for m in matches]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, len(needs) > 1))
+        out.append((*outcome(ids, needs), len(needs) > 1))
     return np.array(out, dtype=float)
 
 
@@ -120,15 +118,7 @@ def every_passage(router: Router) -> tuple[np.ndarray, np.ndarray]:
 def maxp_scores(router: Router, scored: Scored) -> np.ndarray:
     """Each skill's best cosine over every passage of its body (its ``dense`` score without a body)."""
     vectors, owners = every_passage(router)
-    bodies = router.skills
-    sims = scored.vectors.astype(np.float64) @ vectors.T
-    out = np.array(scored.signals["dense"], dtype=np.float64)
-    has = np.zeros(len(bodies), dtype=bool)
-    has[owners] = True
-    best = np.full_like(out, -np.inf)
-    np.maximum.at(best.T, owners, sims.T)
-    out[:, has] = best[:, has]
-    return out
+    return best_of_pieces(scored.vectors.astype(np.float64) @ vectors.T, owners, scored.signals["dense"])
 
 
 def row_of(values: np.ndarray, base: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:

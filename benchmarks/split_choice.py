@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from common import read_jsonl, save
+from common import outcome, read_jsonl, save
 from name_choice import catalogue_set
 from router import Router, split
 from router.config import RouterConfig
@@ -90,9 +90,7 @@ def outcomes(router: Router, rows: Rows, scored: Any) -> np.ndarray:
     out = []
     for (_, needs), matches in zip(rows, router.rank_scored(scored, 10, fused=router.fuse(scored))):
         ids = [m.id for m in matches]
-        first = next((i + 1 for i, x in enumerate(ids) if any(x in n for n in needs)), None)
-        out.append((first == 1, sum(bool(n & set(ids[:5])) for n in needs) / len(needs),
-                    1.0 / first if first else 0.0, len(needs) > 1))
+        out.append((*outcome(ids, needs), len(needs) > 1))
     return np.array(out, dtype=float)
 
 
