@@ -453,25 +453,25 @@ def return_large_blocks() -> None:
     dozen made and freed a request) were handed back to the OS at each free and faulted in again at the next
     request, 18% of a replica's CPU (``benchmarks/README.md``); a freed batch of long requests' blocks above
     :data:`LARGE_BLOCK` are unmapped as before."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, LARGE_BLOCK)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, KEEP_FREED)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):  # not glibc: its allocator decides
-        pass
+    _mallopt((-3, LARGE_BLOCK), (-1, KEEP_FREED))  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
 
 
 def limit_arenas() -> None:
     """At most :data:`ARENAS` glibc heaps for the process: called before the server starts its threads (the
     batcher, the workers, the pool's), each of which would otherwise get a heap of its own, each keeping what it
     freed. Python runs one thread at a time, so they rarely wait for a heap's lock."""
+    _mallopt((-8, ARENAS))  # M_ARENA_MAX
+
+
+def _mallopt(*settings: tuple[int, int]) -> None:
+    """glibc's ``mallopt(option, value)`` for each of ``settings``; nothing where the allocator is not glibc's."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").mallopt(-8, ARENAS)  # M_ARENA_MAX
-    except (OSError, AttributeError):  # not glibc
+        libc = ctypes.CDLL("libc.so.6")
+        for option, value in settings:
+            libc.mallopt(option, value)
+    except (OSError, AttributeError):  # not glibc: its allocator decides
         pass
 
 
