@@ -1,10 +1,10 @@
 """Candidate retrieval past ``pgstore.EXACT_BELOW`` skills: the lexical read started before the request is
 embedded, then one dense statement.
 
-A request's BM25 needs no vector, so it starts first (:func:`prefetch`, on a pooled connection of its own while the
-router embeds the request): one statement returns the live postings of the request's terms, per BM25 field and
-term, as one ``bytea`` of (slot, term frequency, document length) triples. The router weighs them itself
-(:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
+A request's BM25 needs no vector, so it is scored first, in a worker thread while the router embeds the request
+(:func:`in_background`, ``PgSignals.prefetch``), its postings read on a pooled connection of its own: one
+statement returns the live postings of the request's terms, per BM25 field and term, as one ``bytea`` of
+(slot, term frequency, document length) triples. The router weighs them itself (:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
 and adds each term's weights in request order, repeats included (:func:`bm25_row`): every skill's BM25 score is
 the in-process one to the last bit, the whole row and not only the candidates', so BM25 needs no fill. The
 database reads each posting once and computes nothing per posting. Scoring every posting in SQL (three scans of
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from indexes.fusion import kth_largest
 
 #: (field number, term) -> (slots, term frequencies, document lengths) of the live postings, int64 / float64
 Postings = Mapping[tuple[int, str], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+T = TypeVar("T")
 
 #: Threads that read requests' postings while the requests are embedded (each holds one pooled connection while
 #: its statement runs, and none while it waits).
@@ -79,16 +81,11 @@ def fetch(conn: Any, generation: Any, fields: Sequence[int], terms: Sequence[str
     return out
 
 
-def prefetch(db: Any, generation: Any, fields: Sequence[int], terms: Sequence[str]) -> Future[dict[tuple[int, str],
-                                                                                                    Any]]:
-    """:func:`fetch` on a pooled connection of its own, in a worker thread: started before the request is
-    embedded; its result (or the one-line error of a database gone away) is read by the request's scoring."""
-
-    def run() -> dict[tuple[int, str], Any]:
-        with db.connection() as conn:
-            return fetch(conn, generation, fields, terms, commit=True)
-
-    return _executor().submit(run)
+def in_background(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` in a worker thread (:data:`WORKERS`): a request's lexical scoring, started before the
+    request is embedded; its result (or the one-line error of a database gone away) is read by the request's
+    scoring."""
+    return _executor().submit(function, *args)
 
 
 #: (field number, term) -> (positions, BM25 weights) of a term's postings in one generation
