@@ -2,16 +2,17 @@
 embedded, then one dense statement.
 
 A request's BM25 needs no vector, so it is scored first, in a worker thread while the router embeds the request
-(:func:`in_background`, ``PgSignals.prefetch``), its postings read on a pooled connection of its own: one
-statement returns the live postings of the request's terms, per BM25 field and term, as one ``bytea`` of
-(slot, term frequency, document length) triples. The router weighs them itself (:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
-and adds each term's weights in request order, repeats included (:func:`bm25_row`): every skill's BM25 score is
-the in-process one to the last bit, the whole row and not only the candidates', so BM25 needs no fill. The
-database reads each posting once and computes nothing per posting. Scoring every posting in SQL (three scans of
-them, a hash aggregate by skill, the moments) cost 15-17 ms of database CPU a request at 100,000 skills; reading
-them as bytes costs about 4 ms, and the scoring moves to the replicas, of which there can be many, away from the
-one database. The weighed postings of a generation's frequent terms, which are most of what requests read, are
-kept by the router (:class:`TermCache`, bounded), so most requests read only their rarer terms' postings.
+(:func:`in_background`, ``PgSignals.prefetch``), its postings read on a pooled connection of its own: one statement
+returns the live postings of the request's terms, per BM25 field and term, as one ``bytea`` of (slot, term
+frequency, document length) triples. The router weighs them itself (:func:`weigh`: the float64 expression of
+:func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count) and adds each term's weights in request order,
+repeats included (:func:`bm25_row`): every skill's BM25 score is the in-process one to the last bit, the whole row
+and not only the candidates', so BM25 needs no fill. The database reads each posting once and computes nothing per
+posting. Scoring every posting in SQL (three scans of them, a hash aggregate by skill, the moments) cost 15-17 ms of
+database CPU a request at 100,000 skills; reading them as bytes costs about 4 ms, and the scoring moves to the
+replicas, of which there can be many, away from the one database. The weighed postings of a generation's frequent
+terms, which are most of what requests read, are kept by the router (:class:`TermCache`, bounded), so most requests
+read only their rarer terms' postings.
 
 The dense statement (:func:`dense_sql`) then needs the request's vector and the BM25 top list: the HNSW top
 ``depth`` with the cosines, and the cosine of every BM25 top-list skill outside it (and the example requests' top
