@@ -1,17 +1,18 @@
 """Candidate retrieval past ``pgstore.EXACT_BELOW`` skills: the lexical read started before the request is
 embedded, then one dense statement.
 
-A request's BM25 needs no vector, so it starts first (:func:`prefetch`, on a pooled connection of its own while the
-router embeds the request): one statement returns the live postings of the request's terms, per BM25 field and
-term, as one ``bytea`` of (slot, term frequency, document length) triples. The router weighs them itself
-(:func:`weigh`: the float64 expression of :func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count)
-and adds each term's weights in request order, repeats included (:func:`bm25_row`): every skill's BM25 score is
-the in-process one to the last bit, the whole row and not only the candidates', so BM25 needs no fill. The
-database reads each posting once and computes nothing per posting. Scoring every posting in SQL (three scans of
-them, a hash aggregate by skill, the moments) cost 15-17 ms of database CPU a request at 100,000 skills; reading
-them as bytes costs about 4 ms, and the scoring moves to the replicas, of which there can be many, away from the
-one database. The weighed postings of a generation's frequent terms, which are most of what requests read, are
-kept by the router (:class:`TermCache`, bounded), so most requests read only their rarer terms' postings.
+A request's BM25 needs no vector, so it is scored first, in a worker thread while the router embeds the request
+(:func:`in_background`, ``PgSignals.prefetch``), its postings read on a pooled connection of its own: one statement
+returns the live postings of the request's terms, per BM25 field and term, as one ``bytea`` of (slot, term
+frequency, document length) triples. The router weighs them itself (:func:`weigh`: the float64 expression of
+:func:`indexes.bm25.fit_counts`, Lucene idf from the postings' count) and adds each term's weights in request order,
+repeats included (:func:`bm25_row`): every skill's BM25 score is the in-process one to the last bit, the whole row
+and not only the candidates', so BM25 needs no fill. The database reads each posting once and computes nothing per
+posting. Scoring every posting in SQL (three scans of them, a hash aggregate by skill, the moments) cost 15-17 ms of
+database CPU a request at 100,000 skills; reading them as bytes costs about 4 ms, and the scoring moves to the
+replicas, of which there can be many, away from the one database. The weighed postings of a generation's frequent
+terms, which are most of what requests read, are kept by the router (:class:`TermCache`, bounded), so most requests
+read only their rarer terms' postings.
 
 The dense statement (:func:`dense_sql`) then needs the request's vector and the BM25 top list: the HNSW top
 ``depth`` with the cosines, and the cosine of every BM25 top-list skill outside it (and the example requests' top
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +33,8 @@ from indexes.fusion import kth_largest
 
 #: (field number, term) -> (slots, term frequencies, document lengths) of the live postings, int64 / float64
 Postings = Mapping[tuple[int, str], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+T = TypeVar("T")
 
 #: Threads that read requests' postings while the requests are embedded (each holds one pooled connection while
 #: its statement runs, and none while it waits).
@@ -79,16 +82,11 @@ def fetch(conn: Any, generation: Any, fields: Sequence[int], terms: Sequence[str
     return out
 
 
-def prefetch(db: Any, generation: Any, fields: Sequence[int], terms: Sequence[str]) -> Future[dict[tuple[int, str],
-                                                                                                    Any]]:
-    """:func:`fetch` on a pooled connection of its own, in a worker thread: started before the request is
-    embedded; its result (or the one-line error of a database gone away) is read by the request's scoring."""
-
-    def run() -> dict[tuple[int, str], Any]:
-        with db.connection() as conn:
-            return fetch(conn, generation, fields, terms, commit=True)
-
-    return _executor().submit(run)
+def in_background(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` in a worker thread (:data:`WORKERS`): a request's lexical scoring, started before the
+    request is embedded; its result (or the one-line error of a database gone away) is read by the request's
+    scoring."""
+    return _executor().submit(function, *args)
 
 
 #: (field number, term) -> (positions, BM25 weights) of a term's postings in one generation

@@ -56,10 +56,10 @@ Scores. Dense: cosine = inner product of unit vectors (``<#>`` is its negative).
 statistics, the float64 expression of :func:`indexes.bm25.fit_counts` summed in request order, so the scores are
 the in-process ones to the last bit. Below ``EXACT_BELOW`` skills every skill's scores are read (exact, as the
 file store), BM25 computed in SQL. From there on (:mod:`router.pgquery`) the postings of the request's terms are
-read while the request is embedded, on a connection of their own, and the router scores every skill's BM25 from
-them (the whole row exact; the postings of its generation's frequent terms it keeps, weighed, in a bounded
-cache); then one statement returns the HNSW top list (``m`` 24 and ``ef_construction`` 128, searched iteratively
-with ``ef_search`` from the requested k), as deep as 20 times the requested k, with the cosines of the BM25 top
+read while the request is embedded, on a connection of their own, and a worker thread scores every skill's BM25
+from them meanwhile (the whole row exact; the postings of its generation's frequent terms it keeps, weighed, in a
+bounded cache); then one statement returns the HNSW top list (``m`` 24 and ``ef_construction`` 128, ``ef_search`` the
+list's depth), as deep as 20 times the requested k, with the cosines of the BM25 top
 list of the same depth. The skills in neither get the dense two-point fill of :func:`indexes.fill.fill_unretrieved`
 (from the generation's moments of the vectors), whose mean and variance are those of the skills left out, so every
 candidate's z-score (the default fusion) is the exact one. Statements are never prepared: a generic plan cannot
@@ -105,9 +105,11 @@ ROW_FORMAT = 2
 EXACT_BELOW = 5000
 #: Candidates per signal above EXACT_BELOW: at least this many, and at least 20 times the routed k.
 MIN_DEPTH = 100
-#: ``hnsw.ef_search`` per requested k (at least 40, pgvector's default, at most 1000, its maximum): with
-#: ``hnsw.iterative_scan`` the scan goes on past ef_search until the top list of the depth is full, so ef_search
-#: sets how well its first pass finds the nearest few, which is what the top-k needs (benchmarks/scale.py).
+#: ``hnsw.ef_search`` per requested k (at least 40, pgvector's default, at most 1000, its maximum), and never below
+#: the top list's depth: a first pass of ef_search 40 filled a list of 100 by ``hnsw.iterative_scan``'s further
+#: passes, which cost more than one pass as wide as the list (at 100,000 skills 5.7 against 7.0 ms a statement, the
+#: exact top-5 for 99.8% of 1,000 requests against 99.9%; benchmarks/scale.py). The iterative scan stays on for
+#: the rows a generation's filter drops.
 EF_SEARCH_PER_K = 8
 #: The HNSW graphs' build parameters: at 100,000 skills (1,000 requests, the top list for k = 5) m 24 and
 #: ef_construction 128 find the exact top-5 for 99.9% of the requests, where pgvector's defaults (16, 64) find it
@@ -1070,8 +1072,8 @@ def depth_for(k: int) -> int:
 
 
 def ef_search_for(k: int) -> int:
-    """``hnsw.ef_search`` for a requested ``k`` (:data:`EF_SEARCH_PER_K`)."""
-    return min(1000, max(40, EF_SEARCH_PER_K * k))
+    """``hnsw.ef_search`` for a requested ``k`` (:data:`EF_SEARCH_PER_K`): at least the top list's depth."""
+    return min(1000, max(40, EF_SEARCH_PER_K * k, depth_for(k)))
 
 
 class PgSignals:
@@ -1104,7 +1106,7 @@ class PgSignals:
             self._position[g.slots] = [at[skill_id] for skill_id in g.ids]
         self._slot_of = np.zeros(g.n, dtype=np.int64)  # position -> slot: ties in a BM25 top list go in slot order
         self._slot_of[self._position[g.slots]] = g.slots
-        self._pending = threading.local()  # a request's postings being read while it is embedded (prefetch)
+        self._pending = threading.local()  # a request's BM25 scored while it is embedded (prefetch)
         self.terms = pgquery.TermCache()  # the frequent terms' weighed postings of this generation
 
     def wanted(self) -> tuple[int, int]:
@@ -1115,7 +1117,7 @@ class PgSignals:
 
         k = REQUESTED_K.get() or self.k
         depth = self.depth if k <= self.k else max(self.depth, depth_for(k))
-        return depth, ef_search_for(k)
+        return depth, min(1000, max(ef_search_for(k), depth))
 
     @classmethod
     def current(cls, db: Database, key: str, router: LibrarySource) -> PgSignals:
@@ -1167,48 +1169,62 @@ class PgSignals:
             out[name] = values
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Start reading the BM25 postings of ``texts`` (the requests about to be embedded, then scored by
-        :meth:`score` on this thread) that the router does not keep (:class:`router.pgquery.TermCache`): past
-        :data:`EXACT_BELOW`, on a connection of their own, while the requests are embedded
-        (:mod:`router.pgquery`)."""
+        """Start the BM25 scoring of ``texts`` (the requests about to be embedded, then scored by :meth:`score` on
+        this thread): past :data:`EXACT_BELOW`, in a worker thread while the requests are embedded (onnxruntime lets
+        go of the interpreter meanwhile), the postings the router does not keep (:class:`router.pgquery.TermCache`)
+        read on a connection of their own (:mod:`router.pgquery`), then every skill's BM25 and the BM25 top lists:
+        the dense statement that follows the embedding finds them ready."""
         from router import pgquery
 
         g = self.generation
         if g.n < EXACT_BELOW or not texts or not self.postings_in_replica:
             return
-        kept: dict[str, Any] = {}
-        missing: list[str] = []
-        for term in sorted({t for text in texts for t in self._terms(text)}):
-            found = self.terms.get(term)
-            if found is None:
-                missing.append(term)
-            else:
-                kept[term] = found
-        read = pgquery.prefetch(self.db, g, [FIELDS[f] for f in g.fields], missing) if missing else None
-        self._pending.read = (kept, frozenset(missing), read)
+        texts = tuple(texts)
+        depth, _ = self.wanted()  # the request's k is read here: a worker thread does not see its context
+        self._pending.read = (texts, depth, pgquery.in_background(self._lexical, texts, depth, None))
+
+    def _lexical(self, texts: Sequence[str], depth: int, conn: Any) -> list[tuple[dict[str, np.ndarray], list[int]]]:
+        """For each of ``texts``: every skill's BM25 in each field (by position) and the slots of the fields' top
+        ``depth`` lists, the postings read on ``conn`` (None: a pooled connection of its own)."""
+        from router import pgquery
+
+        g = self.generation
+        requests = [self._terms(text) for text in texts]
+        weighted = self._postings(conn, sorted({t for terms in requests for t in terms}))
+        out = []
+        for terms in requests:
+            rows: dict[str, np.ndarray] = {}
+            extra: set[int] = set()
+            for name in g.fields:
+                rows[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
+                extra.update(self._slot_of[pgquery.top_positions(rows[name], self._slot_of, depth)].tolist())
+            out.append((rows, sorted(extra)))
+        return out
 
     def _postings(self, conn: Any, terms: Sequence[str]) -> Any:
         """The weighed postings of ``terms`` (:func:`router.pgquery.weigh`): those the router keeps, and the others
-        from the read :meth:`prefetch` started when it covers them, else read now on ``conn``."""
+        read on ``conn`` (None: on a pooled connection of their own, committed in the same round trip)."""
         from indexes.bm25 import BM25Params
 
         from router import pgquery
 
         g = self.generation
         wanted = set(terms)
-        pending = getattr(self._pending, "read", None)
-        if pending is not None and wanted <= pending[0].keys() | pending[1]:
-            kept, missing, read = pending
-            fetched = read.result() if read is not None else {}
+        kept = {t: found for t in wanted if (found := self.terms.get(t)) is not None}
+        missing = sorted(wanted - kept.keys())
+        fields = [FIELDS[f] for f in g.fields]
+        if not missing:
+            fetched = {}
+        elif conn is None:
+            with self.db.connection() as own:
+                fetched = pgquery.fetch(own, g, fields, missing, commit=True)
         else:
-            kept = {t: found for t in wanted if (found := self.terms.get(t)) is not None}
-            missing = frozenset(wanted - kept.keys())
-            fetched = pgquery.fetch(conn, g, [FIELDS[f] for f in g.fields], sorted(missing)) if missing else {}
+            fetched = pgquery.fetch(conn, g, fields, missing)
         params = BM25Params()
         weighted = pgquery.weigh(fetched, {FIELDS[f]: g.stats(f) for f in g.fields}, self._position, params.k1,
                                  params.b)
         self.terms.put(weighted)
-        for term in wanted & kept.keys():
+        for term in kept:
             weighted.update(kept[term])
         return weighted
 
@@ -1228,8 +1244,8 @@ class PgSignals:
         pending = getattr(self._pending, "read", None)
         for attempt in range(2):  # a pooled connection the server closed (a restart) fails once, then is replaced
             try:
-                if pending is not None and pending[2] is not None:  # waited for before a second connection is
-                    try:                                                 # taken: no request holds two at once
+                if pending is not None:  # waited for before a second connection is taken: no request holds two
+                    try:                 # at once
                         pending[2].result()
                     except StoreUnavailable:
                         self._pending.read = pending = None  # read again on the request's own connection
@@ -1347,8 +1363,11 @@ class PgSignals:
 
         g = self.generation
         depth, ef_search = self.wanted()
-        requests = [self._terms(text) for text in texts]
-        weighted = self._postings(conn, sorted({t for terms in requests for t in terms}))
+        pending = getattr(self._pending, "read", None)
+        if pending is not None and pending[0] == tuple(texts) and pending[1] == depth:
+            lexical = pending[2].result()  # scored while the requests were embedded (prefetch)
+        else:
+            lexical = self._lexical(texts, depth, conn)
         outs: list[dict[str, np.ndarray]] = []
         sent: list[tuple[Any, ...]] = []
         with conn.pipeline():
@@ -1356,15 +1375,11 @@ class PgSignals:
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
                          "'relaxed_order', true), set_config('max_parallel_workers_per_gather', '0', true), "
                          "set_config('jit', 'off', true)", (str(ef_search),))
-            for terms, vector in zip(requests, vectors):
+            for (rows, extra), vector in zip(lexical, vectors):
                 q = np.asarray(vector, dtype=np.float32)
-                out: dict[str, np.ndarray] = {}
-                extra: set[int] = set()
-                for name in g.fields:
-                    out[name] = pgquery.bm25_row(FIELDS[name], terms, weighted, g.n)
-                    extra.update(self._slot_of[pgquery.top_positions(out[name], self._slot_of, depth)].tolist())
+                out = dict(rows)
                 cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
-                                                              "extra": "{" + ",".join(map(str, sorted(extra))) + "}"})
+                                                              "extra": "{" + ",".join(map(str, extra)) + "}"})
                 example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
                 sent.append((q, cursor, example_cursor, self._row_cursors(conn, q)))
                 outs.append(out)

@@ -81,14 +81,17 @@ def test_the_top_lists_and_ef_search_follow_the_requested_k(pg, indexed, monkeyp
     monkeypatch.setattr(signals, "_retrieved_many", spy)
     for k in (1, 2):
         database.rank_many([request], k)
-    database.rank_many([request], 6)  # 8 x 6 = 48: past pgvector's default of 40
+    database.rank_many([request], 6)  # a list of 20 x 6 = 120: past pgvector's default of 40, as wide as the list
     database.route_many([request], 7)
     database.score_many([request])  # outside a ranking: the config's k
-    assert [ef for ef, _ in seen] == ["40", "40", "48", "56", "40"]
+    assert [ef for ef, _ in seen] == ["40", "40", "120", "140", "40"]
     # each list as deep as 20 x k (of 52 skills): that many skills get their exact cosine
     cosines = [count for _, count in seen]
     assert 20 <= cosines[0] < 40 <= cosines[1] < 52 and cosines[2] == cosines[3] == 52 and cosines[4] == cosines[0]
-    assert pgstore.ef_search_for(5) == 40 and pgstore.ef_search_for(10) == 80 and pgstore.ef_search_for(500) == 1000
+    monkeypatch.setattr(pgstore, "MIN_DEPTH", 100)
+    assert pgstore.ef_search_for(5) == 100 and pgstore.ef_search_for(10) == 200 and pgstore.ef_search_for(500) == 1000
+    monkeypatch.setattr(pgstore, "MIN_DEPTH", 4)
+    assert pgstore.ef_search_for(5) == 100 and pgstore.ef_search_for(1) == 40 and pgstore.ef_search_for(6) == 120
 
 
 def _files(library: Path):
