@@ -3,6 +3,7 @@ on a busy one): the warm route at ~700 skills, and the refresh after one SKILL.m
 
     python benchmarks/speed_goals.py                                   # this checkout, 3 rounds
     python benchmarks/speed_goals.py --against /path/to/other/checkout --rounds 5 --name speed_goals-vs-main
+    python benchmarks/speed_goals.py --only warm --against /path/to/other/checkout   # the warm route alone
 
 Libraries (skill folders, genkit profile, the default configuration: passages on), written once to a temporary
 folder:
@@ -30,7 +31,9 @@ Every child loads the modules' bytecode, as an installed package does: each chec
 folder of the work folder (``PYTHONPYCACHEPREFIX``), and ``PYTHONDONTWRITEBYTECODE`` is not passed on (where it
 was set every child compiled the modules its refresh imports, inside the timed part).
 
-Each row records the load average. Writes benchmarks/results/<name>.json (default ``speed_goals``).
+``--only warm`` (or ``refresh``) runs one of the two children a round; ``--only warm`` neither writes nor builds
+the 10,000 library. Each row records the load average. Writes benchmarks/results/<name>.json (default
+``speed_goals``).
 """
 
 from __future__ import annotations
@@ -74,14 +77,16 @@ def write_large(folder: Path, n: int = LARGE) -> None:
         (skill / "SKILL.md").write_text(text if i < len(bodies) else variant(text, i), encoding="utf-8")
 
 
-def prepare(work: Path) -> dict[str, Path]:
+def prepare(work: Path, sizes: tuple[str, ...] = ("683", "10000")) -> dict[str, Path]:
     from body_cost import sources, write_library
 
     texts = sources()
     small, large = work / "683" / "skills", work / "10000" / "skills"
-    write_library(small, texts, len(texts))
-    write_large(large)
-    return {"683": small, "10000": large}
+    if "683" in sizes:
+        write_library(small, texts, len(texts))
+    if "10000" in sizes:
+        write_large(large)
+    return {size: path for size, path in (("683", small), ("10000", large)) if size in sizes}
 
 
 def build(skills: Path, index: Path) -> float:
@@ -213,6 +218,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=3, help="same-process refreshes per round")
     parser.add_argument("--name", default="speed_goals")
     parser.add_argument("--work", type=Path, help="keep the libraries and indexes here (default: a temporary folder)")
+    parser.add_argument("--only", choices=("warm", "refresh"), help="run only this child each round")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -229,13 +235,15 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="speed-goals-"))
     started = time.time()
     load_start = os.getloadavg()
+    sizes = {"warm": ("683",), "refresh": ("10000",)}.get(args.only or "", ("683", "10000"))
     try:
-        if not (work / "10000" / "index").exists():
-            libraries = prepare(work)
+        missing = tuple(size for size in sizes if not (work / size / "index").exists())
+        if missing:
+            libraries = prepare(work, missing)
             cold = {size: round(build(path, work / size / "index"), 1) for size, path in libraries.items()}
             print("cold builds (s, once):", cold, flush=True)
         for label in checkouts:  # each checkout its own copy of the indexes and of the library it edits
-            for size in ("683", "10000"):
+            for size in sizes:
                 own = work / label / size
                 if not own.exists():
                     shutil.copytree(work / size / "index", own / "index")
@@ -249,21 +257,28 @@ def main() -> None:
             order = list(checkouts) if round_ % 2 == 0 else list(reversed(checkouts))
             for label in order:
                 own = work / label
-                warm = run_child(checkouts[label], bytecode[label],
-                                 ["warm", str(work / "683" / "skills"), str(own / "683" / "index")])
-                refresh = run_child(checkouts[label], bytecode[label], ["refresh", str(own / "10000" / "skills"),
-                                                                        str(own / "10000" / "index"), str(args.edits)])
-                rows[label] += [warm, refresh]
-                print(f"round {round_ + 1} {label:8} route p50 {warm['route']['p50_ms']} ms "
-                      f"(cpu {warm['route']['cpu_p50_ms']}), refresh new process {refresh['new_process_s']} s "
-                      f"(cpu {refresh['new_process_cpu_s']}), same process {refresh['same_process_s']} s "
-                      f"(cpu {refresh['same_process_cpu_s']}), load {refresh['loadavg']}", flush=True)
+                said = f"round {round_ + 1} {label:8}"
+                if args.only != "refresh":
+                    warm = run_child(checkouts[label], bytecode[label],
+                                     ["warm", str(work / "683" / "skills"), str(own / "683" / "index")])
+                    rows[label].append(warm)
+                    said += (f" route p50 {warm['route']['p50_ms']} ms (cpu {warm['route']['cpu_p50_ms']}), "
+                             f"load {warm['loadavg']}")
+                if args.only != "warm":
+                    refresh = run_child(checkouts[label], bytecode[label],
+                                        ["refresh", str(own / "10000" / "skills"), str(own / "10000" / "index"),
+                                         str(args.edits)])
+                    rows[label].append(refresh)
+                    said += (f", refresh new process {refresh['new_process_s']} s "
+                             f"(cpu {refresh['new_process_cpu_s']}), same process {refresh['same_process_s']} s "
+                             f"(cpu {refresh['same_process_cpu_s']}), load {refresh['loadavg']}")
+                print(said, flush=True)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     from common import save
 
-    result = {"checkouts": {label: str(path) for label, path in checkouts.items()}, "goals": GOALS,
+    result = {"checkouts": {label: str(path) for label, path in checkouts.items()}, "goals": GOALS, "only": args.only,
               "summary": {label: summary(found) for label, found in rows.items()}, "rows": rows,
               "rounds": args.rounds, "minutes": round((time.time() - started) / 60, 1),
               "loadavg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}

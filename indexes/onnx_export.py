@@ -283,13 +283,14 @@ def export_onnx(model: str | os.PathLike[str] | None | Encoder, out_dir: Path) -
 
 
 def ensure_onnx_encoder(
-    model: str | os.PathLike[str] | None | Encoder = None, *, cache_dir: Path | None = None
+    model: str | os.PathLike[str] | None | Encoder = None, *, cache_dir: Path | None = None, threads: int = 1
 ) -> OnnxEncoder:
     """Return an :class:`OnnxEncoder` for ``model``, exporting and checking it first if the cache has none.
 
     May import torch and load the model (an index build already has); a cached export is reused, and a
     recorded failed check is not repeated while torch and onnxruntime keep the versions it was made with.
-    Raises OnnxUnavailable with a one-line reason when the onnxruntime encoder cannot be used.
+    Raises OnnxUnavailable with a one-line reason when the onnxruntime encoder cannot be used. ``threads``: the
+    session's intra-op threads (:class:`indexes.onnx_encoder.OnnxEncoder`).
     """
     _runtime()
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
@@ -298,7 +299,7 @@ def ensure_onnx_encoder(
     out_dir = cache_dir / model_hash(folder, cache_dir=cache_dir)
     if (out_dir / MANIFEST).exists():
         try:
-            found = OnnxEncoder.load(out_dir, model_id=model_id)
+            found = OnnxEncoder.load(out_dir, model_id=model_id, threads=threads)
         except OnnxUnavailable:
             if _failed_with_these_versions(out_dir):
                 raise
@@ -308,7 +309,7 @@ def ensure_onnx_encoder(
                     add_external_copy(out_dir)
             return found
     export_onnx(model if isinstance(model, Encoder) else source, out_dir)
-    return OnnxEncoder.load(out_dir, model_id=model_id)
+    return OnnxEncoder.load(out_dir, model_id=model_id, threads=threads)
 
 
 def _failed_with_these_versions(folder: Path) -> bool:

@@ -106,7 +106,7 @@ def _serve(model_of: Callable[[], str | None], requests: int, answers: int, pref
     try:
         from router import encoders
 
-        encoder = encoders.choose(model, notes)
+        encoder = encoders.choose(model, notes, threads=1)  # the library is read on the other core meanwhile
         if prefetch:
             ready = (list(prefetch), np.ascontiguousarray(encoder.encode(list(prefetch)), dtype=np.float32))
     except BaseException as exc:  # told to the parent with its first answer

@@ -8,6 +8,13 @@ time a build has to load that model anyway, so the next process is fast; when it
 onnxruntime, a model that does not export, an export that fails its check against sentence-transformers) the
 sentence-transformers model serves as before, with one note saying why. ``SKILL_ROUTER_ONNX=0`` in the
 environment turns the onnxruntime path off (to compare the two, or to rule it out).
+
+Threads: a router in a user's process (a one-shot ``skill-router route``, the library) embeds one request at a
+time, and its onnxruntime session runs that request's operators on :data:`REQUEST_THREADS` threads that sleep
+while they wait (``SKILL_ROUTER_ONNX_THREADS`` in the environment sets another count; 1 runs each request on the
+calling thread alone). ``skill-router serve`` and the hook's encoder process ask for one: the server answers
+requests on every core at once, and the hook's encoder embeds while the library is read on the other core. The
+vectors are the same to the last bit with any count.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ if TYPE_CHECKING:
     from indexes.base import Encoder
 
 ENV_SWITCH = "SKILL_ROUTER_ONNX"
+THREADS_ENV = "SKILL_ROUTER_ONNX_THREADS"
+#: Intra-op threads of a router's onnxruntime session unless ``SKILL_ROUTER_ONNX_THREADS`` says otherwise (at most
+#: one a core; see the module docstring and benchmarks/README.md, "Speed").
+REQUEST_THREADS = 2
 #: How requests are embedded: ``auto`` (the ONNX export where it works), ``onnx``, ``torch``.
 EncoderKind = Literal["auto", "onnx", "torch"]
 ENCODER_KINDS: tuple[EncoderKind, ...] = get_args(EncoderKind)
@@ -28,6 +39,24 @@ ENCODER_KINDS: tuple[EncoderKind, ...] = get_args(EncoderKind)
 
 def onnx_enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def request_threads() -> int:
+    """The intra-op threads of a router's onnxruntime session: ``SKILL_ROUTER_ONNX_THREADS`` when set (a whole
+    number >= 1, else :class:`ConfigError` naming it), else :data:`REQUEST_THREADS`; at most one a core."""
+    from indexes.onnx_encoder import cores
+
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return min(REQUEST_THREADS, cores())
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ConfigError(f"{THREADS_ENV}={text!r} is not a whole number >= 1: set it to 1 (one thread a request) "
+                          f"or more, or unset it for {REQUEST_THREADS}")
+    return min(count, cores())
 
 
 def encoder_kind(text: str) -> EncoderKind:
@@ -38,23 +67,28 @@ def encoder_kind(text: str) -> EncoderKind:
     raise ConfigError(f"unknown encoder {text!r}: choose one of {', '.join(ENCODER_KINDS)}")
 
 
-def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", export: bool = False) -> Encoder:
+def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", export: bool = False,
+           threads: int | None = None) -> Encoder:
     """The one encoder choice for ``model`` (:class:`indexes.base.Encoder`).
 
     ``kind`` ``torch``: the sentence-transformers model. Otherwise the model's checked ONNX export: with
     ``export`` made now when the cache has none (a server, whose start-up may take the time), without it only a
     cached one (a command or a hook must not export before its first answer). ``onnx`` raises
     :class:`ConfigError` when no export can be had; ``auto`` falls back to the sentence-transformers model
-    (loaded on its first use) with a note in ``notes`` saying why.
+    (loaded on its first use) with a note in ``notes`` saying why. ``threads``: the ONNX session's intra-op
+    threads (None: :func:`request_threads`; see the module docstring).
     """
     from indexes import Encoder as SentenceEncoder
     from indexes import ModelLoadError, OnnxUnavailable
 
     if kind not in ENCODER_KINDS:
         raise ConfigError(f"unknown encoder {kind!r}: choose one of {', '.join(ENCODER_KINDS)}")
+    if threads is None and kind != "torch":
+        threads = request_threads()
+    threads = 1 if threads is None else threads
     if kind != "torch" and export:
         encoder = SentenceEncoder(model)
-        chosen = export_for_next_time(encoder, notes) if onnx_enabled() else encoder
+        chosen = export_for_next_time(encoder, notes, threads=threads) if onnx_enabled() else encoder
         if chosen is not encoder:
             return chosen
         reason = notes[-1] if notes else f"the ONNX path is turned off ({ENV_SWITCH}=0)"
@@ -67,7 +101,7 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
         try:
             from indexes.onnx_encoder import find_onnx_encoder
 
-            found = find_onnx_encoder(model) if onnx_enabled() else None
+            found = find_onnx_encoder(model, threads=threads) if onnx_enabled() else None
         except OnnxUnavailable as exc:
             notes.append(f"embedding with sentence-transformers: {exc}")
             found = None
@@ -85,9 +119,10 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     return encoder
 
 
-def export_for_next_time(encoder: Any, notes: list[str]) -> Any:
+def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None = None) -> Any:
     """After ``encoder`` (a sentence-transformers :class:`indexes.encoder.Encoder`) had to be loaded, export it to
-    ONNX and check it, so the next process routes without torch; returns the encoder to use from now on."""
+    ONNX and check it, so the next process routes without torch; returns the encoder to use from now on (its
+    session with ``threads`` intra-op threads, None: :func:`request_threads`)."""
     from indexes import Encoder, OnnxUnavailable
 
     if not isinstance(encoder, Encoder) or not onnx_enabled():
@@ -95,7 +130,7 @@ def export_for_next_time(encoder: Any, notes: list[str]) -> Any:
     try:
         from indexes.onnx_export import ensure_onnx_encoder
 
-        return ensure_onnx_encoder(encoder)
+        return ensure_onnx_encoder(encoder, threads=request_threads() if threads is None else threads)
     except OnnxUnavailable as exc:
         notes.append(f"routing will load sentence-transformers each time: {exc}")
         return encoder

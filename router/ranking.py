@@ -17,9 +17,11 @@ skill that may be shown; below a configured threshold the router says no skill m
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -54,89 +56,30 @@ class Routing:
     no_skill: bool = False  # the request fits no skill (router.abstain): surfaces in front of an agent show nothing
 
 
-@dataclass(frozen=True)
-class NameTable:
-    """Which skills a request names: every skill's name and its name's words, as lower-case words joined by one
-    space (a word never holds a space). Held as each such key's hash, sorted, beside the position it names: 12
-    bytes a key, 3 MB at 100,000 skills where a dict of the keys took 23 (and tuples of word tuples 92). A hash a
-    request's words meet is confirmed against the keys of the names at its positions, so a collision names
-    nothing."""
-
-    hashes: np.ndarray  # int64, ascending; a key's positions in ascending order
-    positions: np.ndarray  # each hash's position
-    names: Sequence[str]  # each position's name
-    longest: int  # the most words of any key
-
-    @staticmethod
-    def keys(name: str, kept: bool = True) -> set[str]:
-        """The keys a skill called ``name`` is named by: its name and its name's words, lower-case (``kept``
-        False: the words are not kept by :func:`router.texts.name_words`)."""
-        from router.texts import name_words
-
-        found = set()
-        for variant in (name, name_words(name) if kept else name_words.__wrapped__(name)):
-            # lower-casing the joined words lower-cases each word (it never makes a space): one call a key
-            key = " ".join(_WORDS.findall(variant)).lower()
-            if key:
-                found.add(key)
-        return found
-
-    @classmethod
-    def build(cls, skills: Sequence[Skill]) -> NameTable:
-        from array import array
-
-        from router.texts import NAME_WORDS_KEPT
-
-        hashes, positions = array("q"), array("q")
-        longest = 0
-        # past the words' cache size a walk over every name would only push each one out for the next: the
-        # cache would end full (12 MB at 100,000 skills) and serve no later walk
-        kept = len(skills) <= NAME_WORDS_KEPT
-        for position, skill in enumerate(skills):
-            for key in cls.keys(skill.name, kept):
-                hashes.append(hash(key))
-                positions.append(position)
-                longest = max(longest, key.count(" ") + 1)
-        keyed = np.frombuffer(hashes, dtype=np.int64) if hashes else np.zeros(0, dtype=np.int64)
-        order = np.argsort(keyed, kind="stable")
-        at = np.frombuffer(positions, dtype=np.int64) if positions else np.zeros(0, dtype=np.int64)
-        kind = np.int32 if len(skills) < 2 ** 31 else np.int64
-        return cls(keyed[order], at[order].astype(kind), tuple(s.name for s in skills), longest)
-
-    def named(self, text: str) -> list[int]:
-        """Positions of the skills ``text`` names, in the order they are first named."""
-        words = [w.lower() for w in _WORDS.findall(text)]
-        keys = [" ".join(words[start:start + length]) for start in range(len(words))
-                for length in range(1, min(self.longest, len(words) - start) + 1)]
-        if not keys or not len(self.hashes):
-            return []
-        wanted = np.fromiter((hash(key) for key in keys), dtype=np.int64, count=len(keys))
-        low = np.searchsorted(self.hashes, wanted, side="left")
-        high = np.searchsorted(self.hashes, wanted, side="right")
-        found: list[int] = []
-        for i in np.flatnonzero(high > low).tolist():
-            for position in self.positions[low[i]:high[i]].tolist():
-                if position not in found and keys[i] in self.keys(self.names[position]):
-                    found.append(position)
-        return found
-
-
 @dataclass(frozen=True, eq=False)
 class KeyIndex:
-    """The first position of each key of ``keys`` (a library's ids or names, in its order) as the keys' hashes,
-    sorted, beside their positions: 16 bytes a key where a dict of them took about 60 (6 MB at 100,000 skills),
-    and shared by the routers and registries over the same keys in the same places."""
+    """The positions of the keys of ``keys`` (a library's ids or names, in its order) as the keys' hashes, sorted,
+    beside their positions: 16 bytes a key where a dict of them took about 60 (6 MB at 100,000 skills), and shared
+    by the routers and registries over the same keys in the same places. A hash that matches is confirmed against
+    ``keys``, so a collision finds nothing; ``keys`` may compute each key when asked (:class:`NameTable`)."""
 
     keys: Sequence[str]
     order: np.ndarray  # positions in the order of their keys' hashes (equal hashes keep position order)
     hashes: np.ndarray  # int64, ascending
-    distinct: int  # how many different keys
 
     @classmethod
-    def build(cls, keys: Sequence[str]) -> KeyIndex:
-        hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+    def build(cls, keys: Sequence[str], hashes: np.ndarray | None = None) -> KeyIndex:
+        """The index of ``keys``; ``hashes``, when given, is each key's ``hash`` in position order."""
+        if hashes is None:
+            hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
         order = np.argsort(hashes, kind="stable")  # the first of equal keys comes first
-        return cls(keys, order, hashes[order], len(set(keys)))
+        kind = np.int32 if len(keys) < 2 ** 31 else np.int64
+        return cls(keys, order.astype(kind), hashes[order])
+
+    @functools.cached_property
+    def distinct(self) -> int:
+        """How many different keys."""
+        return len(set(self.keys))
 
     def first(self, key: object) -> int:
         """The first position of ``key``, or -1."""
@@ -148,6 +91,85 @@ class KeyIndex:
             if self.keys[position] == key:
                 return position
         return -1
+
+    def every(self, keys: Sequence[str]) -> list[list[int]]:
+        """For each of ``keys``, its positions in ascending order (none for a key not held)."""
+        found: list[list[int]] = [[] for _ in keys]
+        if not keys or not len(self.hashes):
+            return found
+        wanted = np.fromiter((hash(key) for key in keys), dtype=np.int64, count=len(keys))
+        low = np.searchsorted(self.hashes, wanted, side="left")
+        high = np.searchsorted(self.hashes, wanted, side="right")
+        for i in np.flatnonzero(high > low).tolist():
+            found[i] = [p for p in self.order[low[i]:high[i]].tolist() if self.keys[p] == keys[i]]
+        return found
+
+
+class _NameKeys(Sequence[str]):
+    """The keys of a :class:`NameTable`, computed when asked: position ``2 * p`` is the ``p``-th name's key (its words
+    as written, lower-case, joined by one space), ``2 * p + 1`` its name words' key (:func:`router.texts.name_words`);
+    either may be empty, or the two equal."""
+
+    def __init__(self, names: Sequence[str], kept: bool) -> None:
+        self.names = names
+        self.kept = kept  # whether :func:`router.texts.name_words` keeps what it is asked
+
+    def __len__(self) -> int:
+        return 2 * len(self.names)
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[str]: ...
+
+    def __getitem__(self, position: int | slice) -> str | list[str]:
+        if isinstance(position, slice):
+            return [self[p] for p in range(*position.indices(len(self)))]
+        if not -len(self) <= position < len(self):
+            raise IndexError(position)
+        from router.texts import name_words
+
+        name = self.names[position % len(self) // 2]
+        if position % 2:
+            name = name_words(name) if self.kept else name_words.__wrapped__(name)
+        # lower-casing the joined words lower-cases each word (it never makes a space): one call a key
+        return " ".join(_WORDS.findall(name)).lower()
+
+
+@dataclass(frozen=True, eq=False)
+class NameTable:
+    """Which skills a request names: every skill's name and its name's words, as lower-case words joined by one
+    space (a word never holds a space), as a :class:`KeyIndex` over two keys a skill, computed again only to
+    confirm a hash a request's words meet: 24 bytes a skill, 2.4 MB at 100,000 skills where a dict of the keys took
+    23 (and tuples of word tuples 92)."""
+
+    index: KeyIndex  # over :class:`_NameKeys`: skill ``p``'s keys are at ``2 * p`` and ``2 * p + 1``
+    longest: int  # the most words of any key
+
+    @classmethod
+    def build(cls, skills: Sequence[Skill]) -> NameTable:
+        from router.texts import NAME_WORDS_KEPT
+
+        # past the words' cache size a walk over every name would only push each one out for the next: the
+        # cache would end full (12 MB at 100,000 skills) and serve no later walk
+        keys = _NameKeys(tuple(s.name for s in skills), kept=len(skills) <= NAME_WORDS_KEPT)
+        made = [keys[p] for p in range(len(keys))]
+        hashes = np.fromiter((hash(k) for k in made), dtype=np.int64, count=len(made))
+        longest = max((k.count(" ") + 1 for k in made if k), default=0)
+        return cls(KeyIndex.build(keys, hashes), longest)
+
+    def named(self, text: str) -> list[int]:
+        """Positions of the skills ``text`` names, in the order they are first named."""
+        words = [w.lower() for w in _WORDS.findall(text)]
+        keys = [" ".join(words[start:start + length]) for start in range(len(words))
+                for length in range(1, min(self.longest, len(words) - start) + 1)]
+        found: list[int] = []
+        for positions in self.index.every(keys):
+            for skill in (p // 2 for p in positions):
+                if skill not in found:
+                    found.append(skill)
+        return found
 
 
 def choose(fused: np.ndarray, order: np.ndarray, k: int, *, named: Sequence[int] = (),

@@ -7,8 +7,9 @@ import random
 import re
 
 import numpy as np
+import pytest
 
-from router.ranking import NameTable
+from router.ranking import KeyIndex, NameTable, _NameKeys
 from router.skill import Skill
 from router.texts import name_words
 
@@ -59,7 +60,10 @@ def test_the_positions_a_dict_of_the_keys_gives() -> None:
 
 def test_a_hash_collision_names_nothing() -> None:
     skills = [Skill(name="pdf", description="d")]
-    collided = NameTable(np.array([hash("lighthouse keeper")]), np.array([0], dtype=np.int32), ("pdf",), 2)
+    # both of the skill's keys ("pdf") stored under the hash of words the request holds
+    keys = _NameKeys(("pdf",), kept=True)
+    collided = NameTable(KeyIndex(keys, np.array([0, 1], dtype=np.int32), np.full(2, hash("lighthouse keeper"))), 2)
+    assert collided.index.every(["lighthouse keeper", "lighthouse"]) == [[], []]
     assert collided.named("the lighthouse keeper logs") == []
     assert NameTable.build(skills).named("the lighthouse keeper logs") == []
     assert NameTable.build(skills).named("a PDF please") == [0]
@@ -67,3 +71,25 @@ def test_a_hash_collision_names_nothing() -> None:
 
 def test_a_table_of_no_skills_names_nothing() -> None:
     assert NameTable.build([]).named("pdf") == []
+
+
+def test_a_key_index_gives_the_positions_a_dict_gives() -> None:
+    rng = random.Random(5)
+    keys = [rng.choice(["pdf", "git", "chart", "Pdf", "pdf ", "日本語", ""]) for _ in range(400)]
+    index = KeyIndex.build(keys)
+    reference: dict[str, list[int]] = {}
+    for position, key in enumerate(keys):
+        reference.setdefault(key, []).append(position)
+    asked = ["pdf", "Pdf", "", "PDF", "nothing", "日本語", "git"]
+    assert index.every(asked) == [reference.get(k, []) for k in asked]
+    assert [index.first(k) for k in asked] == [reference[k][0] if k in reference else -1 for k in asked]
+    assert index.first(3) == -1 and index.distinct == len(reference) == 7
+    assert KeyIndex.build([]).every(["pdf"]) == [[]] and KeyIndex.build(["a"]).every([]) == []
+
+
+def test_a_name_tables_keys_are_each_names_and_its_words() -> None:
+    keys = _NameKeys(("makeSlides", "---", "PDF Tools"), kept=False)
+    assert list(keys) == ["makeslides", "make slides", "", "", "pdf tools", "pdf tools"]
+    assert keys[-1] == "pdf tools" and keys[1:3] == ["make slides", ""]
+    with pytest.raises(IndexError):
+        keys[6]

@@ -266,8 +266,9 @@ class Service:
         from router import encoders
 
         notes: list[str] = []
+        # One intra-op thread: requests are answered on every core at once (router.encoders, "Threads").
         encoder = encoders.choose(self.model_name, notes, kind=encoders.encoder_kind(self.encoder_kind),
-                                  export=True)
+                                  export=True, threads=1)
         for reason in notes:
             self.notes.append(reason)
             log.warning("%s", reason)
