@@ -74,7 +74,7 @@ def text_digest(text: str) -> bytes:
 
 #: Digests of the texts of the last builds in this process (a text is its own key: equal texts, equal digests).
 _DIGESTS: dict[str, bytes] = {}
-_DIGESTS_KEPT = 50_000
+_DIGESTS_KEPT = 100_000
 
 
 def text_digests(texts: Sequence[str]) -> list[bytes]:
@@ -91,6 +91,24 @@ def text_digests(texts: Sequence[str]) -> list[bytes]:
         memo.clear()
         memo.update(zip(texts, out))
     return out
+
+
+def known_digests(texts: Sequence[str]) -> list[bytes]:
+    """:func:`text_digest` of each text, from what :func:`text_digests` remembers where it holds the text (nothing
+    is added: a caller keeping digests for later, not building an index, leaves the memo to the builds)."""
+    memo = _DIGESTS
+    return [memo.get(text) or text_digest(text) for text in texts]
+
+
+def remember_digests(texts: Sequence[str], digests: Sequence[bytes]) -> None:
+    """Let :func:`text_digests` give ``digests`` (one :func:`text_digest` per text, computed by an earlier process
+    and kept with the texts) for ``texts`` without hashing them, up to the memo's size. The caller vouches that
+    each digest is its text's: one kept in a file is read only from a file whose damage is detected (a checksum
+    per entry, :mod:`router.fresh`)."""
+    if len(digests) != len(texts) or any(len(d) != DIGEST_BYTES for d in digests):
+        raise ValueError("one digest of DIGEST_BYTES bytes a text")
+    if len(_DIGESTS) + len(texts) <= _DIGESTS_KEPT:
+        _DIGESTS.update(zip(texts, digests))
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,11 @@ signal texts (:func:`router.index.kept_texts`). The profile's discovery runs as 
 rules, its warnings), but a file whose stamp is the one kept is neither opened nor parsed: its skill is a
 :class:`SavedSkill`, equal to the skill the file parses to, whose body is read from the file (by the same parse)
 the first time something asks for it, so past :data:`router.passages.MAX_SKILLS` skills (where no signal indexes a
-whole body) a refresh after one edit reads one file. The file is one JSON line of identity, then one line
-``[key, stamp, parse]`` per file; a refresh appends the lines of the files it parsed, and the file is written whole
+whole body) a refresh after one edit reads one file. Each kept row of texts comes with its texts' digests
+(:func:`indexes.bm25.text_digest`), so that BM25's term counts and the saved index's skill hashes find an unchanged
+skill without hashing its texts again. The file is one JSON line of identity, then one line ``[key, stamp,
+parse]`` per file, each led by the CRC-32 of the rest of it (a line damaged anywhere, even inside a text, is not
+used); a refresh appends the lines of the files it parsed, and the file is written whole
 again once it holds :data:`COMPACT_RATIO` lines per entry. A line that does not parse costs the read of its file,
 a file of another version or kind is not used (each with a note in the router's notes). An edit, a touched file, a
 rename, an added or removed skill: each changes a stamp or the folder listing, so each is read.
@@ -454,7 +457,7 @@ def _keep_fronts(spec: LibrarySpec, kind: str, target: str) -> bool:
 #: (:func:`router.index.kept_texts`). A new process after one edit then reads and parses only the files whose stamp
 #: changed; an unchanged skill's body is read from its file only when something asks for it (:class:`SavedSkill`).
 PARSES_FILE = "parses.saved"
-PARSES_FORMAT = 2
+PARSES_FORMAT = 3
 #: The index folders whose kept parses this process read or wrote: (kind, the entries as they were then).
 _PARSES_SEEN: dict[str, _ParsesFile] = {}
 
@@ -539,6 +542,34 @@ def _kept_row(row: Sequence[str], description: str) -> str | list[str]:
                      if description and t.endswith(description) else t for t in row)
 
 
+def _kept_digests(row: Sequence[str]) -> str:
+    """The :func:`indexes.bm25.text_digest` of each text of ``row``, one after the other, in base64: kept with the
+    row so that a new process hashes none of an unchanged skill's texts (BM25's term counts and the saved index's
+    skill hashes are found by these digests)."""
+    import base64
+
+    from indexes.bm25 import known_digests
+
+    return base64.b64encode(b"".join(known_digests(row))).decode("ascii")
+
+
+def _row_and_digests(kept: Any, description: str) -> list[str]:
+    """A kept row's texts (:func:`_row_of`), its digests (:func:`_kept_digests`) given to BM25's memo
+    (:func:`indexes.bm25.remember_digests`); TypeError or ValueError for a row not written so."""
+    import base64
+
+    from indexes.bm25 import DIGEST_BYTES, remember_digests
+
+    if type(kept) is not list or len(kept) != 2 or type(kept[1]) is not str:
+        raise TypeError("not a row of texts with their digests")
+    row = _row_of(kept[0], description)
+    digests = base64.b64decode(kept[1], validate=True)  # binascii.Error is a ValueError
+    if len(digests) != DIGEST_BYTES * len(row):
+        raise ValueError("not one digest a text")
+    remember_digests(row, [digests[i:i + DIGEST_BYTES] for i in range(0, len(digests), DIGEST_BYTES)])
+    return row
+
+
 def _row_of(kept: Any, description: str) -> list[str]:
     if type(kept) is list:
         if any(type(t) is not str for t in kept):
@@ -552,7 +583,8 @@ def _row_of(kept: Any, description: str) -> list[str]:
 
 def _encode_parse(value: Any) -> Any:
     """A parse as JSON holds it: :func:`_plain`, with each skill's fields but its body (a list, in a fixed order),
-    and its signal texts (:func:`router.index.kept_texts`, each row one string, :func:`_kept_row`). TypeError for
+    and its signal texts (:func:`router.index.kept_texts`, each row one string, :func:`_kept_row`, with its texts'
+    digests, :func:`_kept_digests`). TypeError for
     a value that cannot be kept."""
     from router.index import kept_texts
 
@@ -560,7 +592,7 @@ def _encode_parse(value: Any) -> Any:
         if type(value) is not Skill and type(value) is not SavedSkill:
             raise TypeError(f"{type(value).__name__} is not kept")
         description = value.description
-        texts = {key: _kept_row(row, description) for key, row in kept_texts(value).items()}
+        texts = {key: [_kept_row(row, description), _kept_digests(row)] for key, row in kept_texts(value).items()}
         return {_SKILL_TAG: [value.name, description, value.path, value.id, _plain(dict(value.metadata)),
                              value.index_description, list(value.examples), value.os_path, texts]}
     if type(value) is tuple:
@@ -587,7 +619,8 @@ def _decode_parse(data: Any, reparse: Callable[[], Any]) -> Any:
             skill = object.__new__(SavedSkill)  # its fields as they were made safe when kept: no check again
             skill.__dict__.update(name=name, description=description, path=where, id=ident, metadata=metadata,
                                   index_description=index_description, examples=tuple(examples), os_path=os_path,
-                                  saved_texts={key: _row_of(row, description) for key, row in texts.items()},
+                                  saved_texts={key: _row_and_digests(row, description)
+                                               for key, row in texts.items()},
                                   _reparse=reparse)
             return skill
         if key == f"{TAG}tuple":
@@ -655,18 +688,21 @@ def _load_parses(spec: LibrarySpec, kind: str, target: str) -> bool:
     lines: dict[str, tuple[tuple[int, ...], bytes]] = {}
     kept: dict[str, _KeptParse] = {}
     stamps: dict[str, tuple[tuple[int, ...], Any]] = {}
-    bad = count = 0
+    # each line's checksum (:func:`_line`) first: a line damaged anywhere, inside a text or a digest too, is not used
     found = [line for line in rest.split(b"\n") if line]
+    whole = [line for line in found if _checked(line)]
+    bad = len(found) - len(whole)
+    count = bad
     try:  # one parse for the whole file; line by line only when a line is damaged
-        rows = json.loads(b"[" + b",".join(found) + b"]")
-        if len(rows) != len(found):
+        rows = json.loads(b"[" + b",".join(line[_CRC_BYTES:] for line in whole) + b"]")
+        if len(rows) != len(whole):
             raise ValueError("not one entry a line")
     except ValueError:
         rows = None
-    for n, line in enumerate(found):
+    for n, line in enumerate(whole):
         count += 1
         try:
-            key, stamp, data = rows[n] if rows is not None else json.loads(line)
+            key, stamp, data = rows[n] if rows is not None else json.loads(line[_CRC_BYTES:])
             if type(key) is not str or type(stamp) is not list or {type(n) for n in stamp} != {int}:
                 raise TypeError
         except (TypeError, ValueError):
@@ -710,9 +746,25 @@ def _unchanged(kept: _KeptParse | None, stamp: tuple[int, ...], value: Any,
     return not computed or not any(skill.id in computed for skill in _skills_in(value))
 
 
+#: A kept line starts with the CRC-32 of the rest of the line, in 8 hexadecimal digits, and a space.
+_CRC_BYTES = 9
+
+
 def _line(key: str, stamp: list[int], value: Any) -> bytes:
-    text = json.dumps([key, stamp, _encode_parse(value)], ensure_ascii=False)
-    return text.encode("utf-8", "surrogatepass")
+    import zlib
+
+    text = json.dumps([key, stamp, _encode_parse(value)], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return b"%08x " % zlib.crc32(text) + text
+
+
+def _checked(line: bytes) -> bool:
+    """Whether ``line`` is whole: its checksum (:func:`_line`) is the one of what follows it."""
+    import zlib
+
+    try:
+        return line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[_CRC_BYTES:])
+    except ValueError:
+        return False
 
 
 #: The kept parses are written whole again when the file holds more lines than this many per entry (lines of

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import write_skill
+from indexes import bm25
 from indexes.bm25 import BM25Index
 from indexes.fake import FakeEncoder
 from router import fresh
@@ -63,6 +64,7 @@ def forget() -> None:
     library_index._TEXTS.clear()
     passages._MEMO.clear()
     passages._CUT.clear()
+    bm25._DIGESTS.clear()
 
 
 def assert_same_scores(got: Router, want: Router) -> None:
@@ -387,8 +389,6 @@ def test_building_and_updating_bm25_imports_no_scipy(tmp_path: Path) -> None:
 
 
 def test_remembered_digests_are_the_digests_of_the_texts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from indexes import bm25
-
     monkeypatch.setattr(bm25, "_DIGESTS_KEPT", 3)
     monkeypatch.setattr(bm25, "_DIGESTS", {})
     texts = ["rain in town", "broken dates", "", "rain in town", "snow"]
@@ -706,12 +706,16 @@ def test_a_damaged_or_foreign_file_of_parses_by_stamp_is_not_used(tmp_path: Path
     whole = (tmp_path / "scratch" / fresh.PARSES_FILE).read_bytes()
     head, _, rest = whole.partition(b"\n")
     lines = rest.splitlines()
+    # valid JSON still, the same length: only the line's checksum tells (a text kept wrong is never used)
+    inside = next(n for n, line in enumerate(lines) if b"good and bad" in line)
     cases = {
         "version": (whole.replace(f'"format": {fresh.PARSES_FORMAT}'.encode(), b'"format": 0'), len(SKILLS),
                     "not usable"),
         "kind": (whole.replace(b'"kind": "GenkitProfile"', b'"kind": "CodexProfile"'), len(SKILLS), "not usable"),
         "header": (b"{cut" + whole[40:], len(SKILLS), "not usable"),
         "one line": (b"\n".join([head, lines[0][:30], *lines[1:]]) + b"\n", 1, "1 damaged line"),
+        "inside a text": (b"\n".join([head, *lines[:inside], lines[inside].replace(b"good and bad", b"g00d and bad"),
+                                      *lines[inside + 1:]]) + b"\n", 1, "1 damaged line"),
         "cut": (whole[: len(head) + 1 + len(lines[0]) + 1 + 20], len(SKILLS) - 1, "1 damaged line"),
     }
     for name, (damaged, read, note) in cases.items():
@@ -726,6 +730,36 @@ def test_a_damaged_or_foreign_file_of_parses_by_stamp_is_not_used(tmp_path: Path
         assert fields(got.skills) == fields(scratch.skills)
         monkeypatch.undo()
         large_library(monkeypatch)
+
+
+def test_a_new_process_after_one_edit_hashes_only_the_edited_skills_texts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept parses hold each text's digest: a new process after one body edit hashes the edited skill's texts
+    only (BM25's term counts and the index's skill hashes find the others by their kept digests), and scores as a
+    build from scratch."""
+    large_library(monkeypatch)
+    forget()
+    skills = write_library(tmp_path / "skills")
+    router(skills, tmp_path / "idx", FakeEncoder())
+    edit_body(skills)
+    forget()
+    hashed: list[str] = []
+    digest = bm25.text_digest
+
+    def counting(text: str) -> bytes:
+        hashed.append(text)
+        return digest(text)
+
+    monkeypatch.setattr(bm25, "text_digest", counting)
+    refreshed = router(skills, tmp_path / "idx", FakeEncoder())
+    edited = [s.id for s in refreshed.skills].index("poem-writer")
+    texts = refreshed.index.source.build_texts().texts
+    others = {text for column in texts.values() for n, text in enumerate(column) if n != edited and text}
+    assert any("Villanelles" in text for text in hashed) and not others & set(hashed), hashed
+    assert len(hashed) <= 8, hashed  # its texts and its body's passages (router.passages), each once
+    monkeypatch.setattr(bm25, "text_digest", digest)
+    forget()
+    assert_same_scores(refreshed, router(skills, tmp_path / "scratch", FakeEncoder()))
 
 
 def test_edits_are_appended_and_the_file_is_written_whole_when_old_lines_pile_up(
@@ -768,9 +802,11 @@ def test_a_kept_entry_that_does_not_decode_costs_the_read_of_its_file(tmp_path: 
     kept = tmp_path / "scratch" / fresh.PARSES_FILE
     head, *lines = kept.read_bytes().splitlines()
     import json
+    import zlib
 
-    key, stamp, _ = json.loads(lines[2])
-    lines[2] = json.dumps([key, stamp, {"\0skill": ["too", "short"]}]).encode()
+    key, stamp, _ = json.loads(lines[2][9:])  # after its checksum: 8 hexadecimal digits and a space
+    entry = json.dumps([key, stamp, {"\0skill": ["too", "short"]}]).encode()
+    lines[2] = b"%08x " % zlib.crc32(entry) + entry  # whole, so it is read, and does not decode
     (tmp_path / "idx").mkdir()
     (tmp_path / "idx" / fresh.PARSES_FILE).write_bytes(b"\n".join([head, *lines]) + b"\n")
     forget()

@@ -240,8 +240,17 @@ def build_signals(skills: Sequence[Skill], texts: Mapping[str, Sequence[str]], *
 def skill_hashes(ids: Sequence[str], texts: Mapping[str, Sequence[str]], model_id: str) -> dict[str, str]:
     """What each skill's saved indexes are built from: the content hash of the persisted signals' texts, in their
     order (:attr:`router.signals.base.Signal.persisted`; a signal the library does not have, such as the body
-    signals of a catalogue, counts as ''), so a change of any of them rebuilds the index."""
+    signals of a catalogue, counts as ''), so a change of any of them rebuilds the index. Hashed from each text's
+    digest (:func:`indexes.bm25.text_digests`, which BM25 takes anyway and which a new process after an edit has
+    kept for the unchanged skills, :mod:`router.fresh`), not from the texts again: the SHA-256 of the model id and
+    the texts' fixed-size digests in order."""
+    import hashlib
+
+    from indexes.bm25 import text_digest, text_digests
+
     persisted = [(name, signal.applies(texts.get(name, ()))) for name, signal in registry().items()
                  if signal.persisted]
-    columns = [texts[name] if applies else [""] * len(ids) for name, applies in persisted]
-    return {ident: text_key(model_id, "\0".join(row)) for ident, *row in zip(ids, *columns)}
+    columns = [text_digests(texts[name]) if applies else [text_digest("")] * len(ids) for name, applies in persisted]
+    prefix = f"{model_id}\0".encode("utf-8", "surrogatepass")
+    sha256 = hashlib.sha256
+    return {ident: sha256(prefix + b"".join(row)).hexdigest() for ident, *row in zip(ids, *columns)}
