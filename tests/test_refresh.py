@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -129,17 +130,22 @@ NEW_FRONTMATTERS = {"edit_body": 0, "edit_description": 1, "add": 1, "remove": 0
 PROFILES = ["genkit", "agentskills", "claude-code", "codex"]
 
 
+def recording(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[Any]:
+    """The first argument of each call of ``owner.name`` from now on (the function itself still runs)."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def record(first, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(first)
+        return original(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, record)
+    return seen
+
+
 def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The SKILL.md files the discoveries read from now on."""
-    read: list[str] = []
-    original = profiles_base.read_bytes_stat
-
-    def counting(path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        read.append(path)
-        return original(path, *args, **kwargs)
-
-    monkeypatch.setattr(profiles_base, "read_bytes_stat", counting)
-    return read
+    return recording(monkeypatch, profiles_base, "read_bytes_stat")
 
 
 def counting_frontmatter(monkeypatch: pytest.MonkeyPatch, profile: str) -> list[str]:
@@ -148,15 +154,7 @@ def counting_frontmatter(monkeypatch: pytest.MonkeyPatch, profile: str) -> list[
 
     module, name = {"genkit": (genkit, "_decoded"), "agentskills": (agentskills, "_frontmatter"),
                     "claude-code": (claude_code, "load_yaml"), "codex": (codex, "read_fields")}[profile]
-    seen: list[str] = []
-    original = getattr(module, name)
-
-    def counting(front: str):  # type: ignore[no-untyped-def]
-        seen.append(front)
-        return original(front)
-
-    monkeypatch.setattr(module, name, counting)
-    return seen
+    return recording(monkeypatch, module, name)
 
 
 @pytest.mark.parametrize("change", CHANGES)
@@ -542,15 +540,7 @@ CHANGED_FILES = {"edit_body": 1, "edit_description": 1, "add": 1, "remove": 0, "
 
 def counting_body_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The SKILL.md files read from now on for a body that was not read with its skill (a kept parse's)."""
-    read: list[str] = []
-    original = profiles_base.read_skill_file
-
-    def counting(path: str) -> bytes:
-        read.append(path)
-        return original(path)
-
-    monkeypatch.setattr(profiles_base, "read_skill_file", counting)
-    return read
+    return recording(monkeypatch, profiles_base, "read_skill_file")
 
 
 def large_library(monkeypatch: pytest.MonkeyPatch, bodies_read: int = 1000) -> None:
@@ -743,14 +733,8 @@ def test_a_new_process_after_one_edit_hashes_only_the_edited_skills_texts(
     router(skills, tmp_path / "idx", FakeEncoder())
     edit_body(skills)
     forget()
-    hashed: list[str] = []
     digest = bm25.text_digest
-
-    def counting(text: str) -> bytes:
-        hashed.append(text)
-        return digest(text)
-
-    monkeypatch.setattr(bm25, "text_digest", counting)
+    hashed = recording(monkeypatch, bm25, "text_digest")
     refreshed = router(skills, tmp_path / "idx", FakeEncoder())
     edited = [s.id for s in refreshed.skills].index("poem-writer")
     texts = refreshed.index.source.build_texts().texts
