@@ -1,7 +1,7 @@
 """Whether the request embedding should run on an int8 graph: speed, closeness and dev accuracy (dev only).
 
-    python benchmarks/quant_choice.py                  # every variant: speed, cosines, users' corpora dev accuracy
-    python benchmarks/quant_choice.py --no-accuracy    # speed and cosines only (about a minute)
+    python benchmarks/quant_variants.py                  # every variant: speed, cosines, users' corpora dev accuracy
+    python benchmarks/quant_variants.py --no-accuracy    # speed and cosines only (about a minute)
 
 The variants are onnxruntime's dynamic quantization (``quantize_dynamic``: int8 weights, activations quantized at
 run time) of the cached all-MiniLM-L6-v2 export's MatMuls (the graph's Attention nodes cannot be quantized by it),
@@ -13,7 +13,7 @@ For each variant, in one process and alternating with the fp32 graph (so the rat
 p50 of one request embedded alone (the 163 corpora-dev requests, one thread), the cosine of each request's vector
 with its fp32 vector, and (unless ``--no-accuracy``) benchmarks/users.py's corpus evaluation with the router's
 session opened over the variant: single-skill hit@1 / hit@5 / MRR, Chinese hit@1, the no-skill decision, and an
-exact sign test of each request's hit@1 against fp32. Writes benchmarks/results/quant_choice.json.
+exact sign test of each request's hit@1 against fp32. Writes benchmarks/results/quant_variants.json.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-accuracy", action="store_true", help="speed and cosines only")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--name", default="quant_choice")
+    parser.add_argument("--name", default="quant_variants")
     args = parser.parse_args()
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
