@@ -3,6 +3,7 @@ accuracy? Dev splits only.
 
     nice python benchmarks/quant_choice.py --work /tmp/quant-bench            # speed and dev accuracy
     nice python benchmarks/quant_choice.py --work /tmp/quant-bench --only speed [--library bundled]
+    nice python benchmarks/quant_choice.py --work /tmp/quant-bench --processes --rounds 4   # after --only speed
 
 The copies are made in ``--work`` from the router's cached, checked ONNX export of the bundled all-MiniLM-L6-v2
 with onnxruntime's dynamic quantization (``quantize_dynamic``: int8 weights, activations quantized per run), of
@@ -15,7 +16,8 @@ the request side is swapped, by giving the router's encoder another session over
   with ``--library bundled`` the bundled skills/ folder, the same profile), a warm
   router, ``Router.route`` of each real-library dev request (benchmarks/data/corpora-dev.jsonl) after 5 to warm up,
   the variants alternating request by request (the order turning each time) for ``--rounds`` passes: p50 / p95
-  wall and p50 CPU ms; the request embedding alone the same way;
+  wall and p50 CPU ms; the request embedding alone the same way. ``--processes``: fp32 and int8-pc instead each in
+  a process of its own (one variant for every request, as speed_goals.py's warm child), alternating;
 - agreement: the cosine of each variant's request vector with fp32's, over every dev request below;
 - accuracy: hit@1 / hit@5 / MRR (0 past rank 10) of ``Router.rank_many`` on corpora-dev (683 skills, three corpus
   roots, agentskills profile, as real_libraries.py), the users' dev requests over the corpora and the bundled
@@ -144,6 +146,37 @@ def speed(work: Path, rounds: int, library: str) -> dict[str, Any]:
                              "encode_p95_ms": p(v["encode"], 0.95)} for n, v in found.items()}}
 
 
+def child(work: Path, variant: str) -> dict[str, float]:
+    """One process, one variant for every request: a warm router over the 683 index, as speed_goals.py's child."""
+    router = Router.from_skills([str(work / "683" / "skills")], "genkit", RouterConfig(route_above=0),
+                                index_folder=str(work / "683" / "index"))
+    assert router.embedded_count == 0, "the index was not warm: run --only speed first"
+    if variant != "fp32":
+        router.encoder._open(work / f"{variant}.onnx")
+    queries = [row["query"] for row in read_jsonl(DATA / "corpora-dev.jsonl")]
+    for query in queries[:WARMUP]:
+        router.route(query)
+    walls, cpus = zip(*(timed(lambda: router.route(query)) for query in queries))
+    return {"route_p50_ms": round(statistics.median(walls), 2), "route_cpu_p50_ms": round(statistics.median(cpus), 2)}
+
+
+def processes(work: Path, rounds: int) -> list[dict[str, Any]]:
+    """fp32 and int8-pc in alternate child processes, ``rounds`` each."""
+    import json
+    import subprocess
+
+    rows = []
+    for round_ in range(rounds):
+        for variant in ("fp32", "int8-pc") if round_ % 2 == 0 else ("int8-pc", "fp32"):
+            done = subprocess.run([sys.executable, __file__, "--work", str(work), "--child", variant], check=True,
+                                  capture_output=True, text=True)
+            row = {"variant": variant, "round": round_ + 1, **json.loads(done.stdout.strip().splitlines()[-1]),
+                   "load": round(os.getloadavg()[0], 2)}
+            print(row, flush=True)
+            rows.append(row)
+    return rows
+
+
 def measures(ranking: list[str], gold: set[str]) -> dict[str, float]:
     first = next((i + 1 for i, ident in enumerate(ranking) if ident in gold), None)
     return {"hit@1": float(first == 1), "hit@5": float(first is not None and first <= 5),
@@ -217,17 +250,27 @@ def main() -> None:
     parser.add_argument("--library", choices=("683", "bundled"), default="683",
                         help="the speed part's library: speed_goals.py's 683 skills, or the bundled skills/ folder")
     parser.add_argument("--name", default="quant_choice")
+    parser.add_argument("--processes", action="store_true",
+                        help="the speed part as fp32 and int8-pc in alternate child processes instead")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        import json
+
+        print(json.dumps(child(args.work, args.child)))
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     started, load_start = time.time(), os.getloadavg()
     result: dict[str, Any] = {}
-    if args.only != "accuracy":
+    if args.processes:
+        result["processes"] = processes(args.work, args.rounds)
+    elif args.only != "accuracy":
         result["speed"] = speed(args.work, args.rounds, args.library)
         for name, row in result["speed"]["variants"].items():
             print(f"{name:16} route p50 {row['route_p50_ms']} ms (p95 {row['route_p95_ms']}, cpu "
                   f"{row['route_cpu_p50_ms']}), encode p50 {row['encode_p50_ms']} ms, load {os.getloadavg()[0]:.2f}",
                   flush=True)
-    if args.only != "speed":
+    if args.only != "speed" and not args.processes:
         result["accuracy"] = accuracy(args.work)
     result.update(minutes=round((time.time() - started) / 60, 1),
                   loadavg={"start": [round(x, 2) for x in load_start],
