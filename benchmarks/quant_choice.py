@@ -89,8 +89,15 @@ def sessions(encoder: Any, copies: dict[str, Path], wanted: dict[str, tuple[str 
         encoder.threads = threads if count is None else count
         encoder._open(path if copy is None else copies[copy])
         out[name] = encoder._session
-    encoder.threads, encoder._session, encoder._model_path = threads, original, path
+    encoder.threads, encoder._model_path = threads, path
+    encoder._session, encoder._bulk_session = original, None
     return out
+
+
+def use(encoder: Any, session: Any) -> None:
+    """Run every call of ``encoder`` on ``session``: a request's texts and a batch of many (the one-thread
+    session a multi-threaded encoder opens for those, ``OnnxEncoder._bulk``)."""
+    encoder._session = encoder._bulk_session = session
 
 
 def timed(call: Any) -> tuple[float, float]:
@@ -120,19 +127,19 @@ def speed(work: Path, rounds: int, library: str) -> dict[str, Any]:
     found: dict[str, dict[str, list[float]]] = {n: {"route": [], "route_cpu": [], "encode": []} for n in names}
     for query in queries[:WARMUP]:
         for name in names:
-            encoder._session = variants[name]
+            use(encoder, variants[name])
             router.route(query)
     turn = 0
     for _ in range(rounds):
         for query in queries:
             turn += 1
             for name in names[turn % len(names):] + names[:turn % len(names)]:
-                encoder._session = variants[name]
+                use(encoder, variants[name])
                 wall, cpu = timed(lambda: router.route(query))
                 found[name]["route"].append(wall)
                 found[name]["route_cpu"].append(cpu)
                 found[name]["encode"].append(timed(lambda: encoder.encode([query]))[0])
-    encoder._session = original
+    encoder._session, encoder._bulk_session = original, None
 
     def p(values: list[float], q: float) -> float:
         return round(sorted(values)[int(q * (len(values) - 1))], 2)
@@ -217,11 +224,11 @@ def accuracy(work: Path) -> dict[str, Any]:
         vectors = {}
         texts = [router.conversation(q).request for q in queries]
         for name, session in variants.items():
-            encoder._session = session
+            use(encoder, session)
             rankings = router.rank_many(queries, k=DEPTH)
             per[name] = [measures([m.id for m in ranked], g) for ranked, g in zip(rankings, gold, strict=True)]
             vectors[name] = encoder.encode(texts)
-        encoder._session = original
+        encoder._session, encoder._bulk_session = original, None
         row: dict[str, Any] = {"requests": len(queries), "skills": len(router.skills)}
         for name in variants:
             row[name] = {m: round(100 * float(np.mean([v[m] for v in per[name]])), 1)

@@ -276,6 +276,7 @@ class OnnxEncoder:
         self._pad_type_id = int(manifest["pad_type_id"])
         self._tokenizer = tokenizer
         self._session: Any = None
+        self._bulk_session: Any = None
         self._model_path = self.folder / MODEL_FILE
         self._workers = cores()
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -321,11 +322,27 @@ class OnnxEncoder:
         """Create the session over ``path`` (default ``model.onnx``)."""
         path = self.folder / MODEL_FILE if path is None else path
         self._model_path = path
+        self._session = self._new_session(path, self.threads)
+        self._bulk_session = None
+
+    def _bulk(self) -> Any:
+        """The session a call of more than :data:`BATCH_SIZE` texts (a build) runs its batches on, one a worker
+        (:meth:`encode`): this encoder's own when it has one intra-op thread, else a one-thread session over the
+        same graph, opened on the first such call. Batches on workers that each run a multi-threaded session put
+        twice the threads on the cores (17% more CPU for 300 skill texts on two cores, benchmarks/README.md,
+        "Speed"); requests keep their threads."""
+        if self.threads == 1:
+            return self._session
+        if self._bulk_session is None:
+            self._bulk_session = self._new_session(self._model_path, 1)
+        return self._bulk_session
+
+    def _new_session(self, path: Path, threads: int) -> Any:
         onnxruntime, _ = _runtime()
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        if self.threads > 1:  # threads that wait sleep: a spinning pool holds the cores other requests need
+        if threads > 1:  # threads that wait sleep: a spinning pool holds the cores other requests need
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only: a command-line tool's stderr is for its own notes
         # No arena and no planned pattern: each run's activations are allocated and freed, so one batch of long
@@ -339,7 +356,7 @@ class OnnxEncoder:
             reason = " ".join(str(exc).split())
             raise OnnxUnavailable(f"onnxruntime cannot load '{path}' ({reason}): "
                                   f"delete '{self.folder}' to re-export") from None
-        self._session = session
+        return session
 
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None,
                progress: bool | Callable[[int], None] = False) -> np.ndarray:
@@ -367,8 +384,11 @@ class OnnxEncoder:
         batch_size = min(batch_size, -(-len(texts) // self._workers))
         batches = [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]
 
+        # a build's many batches on one-thread sessions, a request's few on the request session (:meth:`_bulk`)
+        session = self._bulk() if len(texts) > BATCH_SIZE else self._session
+
         def run(rows: np.ndarray) -> np.ndarray:
-            return self._session.run(None, self._feed([encodings[i] for i in rows]))[0]
+            return session.run(None, self._feed([encodings[i] for i in rows]))[0]
 
         if len(batches) == 1 or self._workers == 1:
             vectors: Iterator[np.ndarray] = map(run, batches)

@@ -52,6 +52,28 @@ def test_two_threads_give_the_vectors_of_one_to_the_last_bit(cache: Path) -> Non
     assert np.array_equal(one.encode(REQUESTS), two.encode(REQUESTS))  # batches on the worker pool
 
 
+@pytest.mark.skipif(cores() < 2, reason="one core: a second intra-op thread is never made")
+def test_a_build_s_batches_run_on_one_thread_sessions_and_requests_keep_their_threads(cache: Path) -> None:
+    """More than BATCH_SIZE texts at once (a build) run on a one-thread session a worker, opened on the first such
+    call, so the workers do not put two threads each on the cores; a request's few texts keep the request
+    session's two. The same vectors either way."""
+    from indexes.onnx_encoder import BATCH_SIZE
+
+    folder = ensure_onnx_encoder(cache_dir=cache / "skill-router" / "onnx").folder
+    one, two = OnnxEncoder.load(folder), OnnxEncoder.load(folder, threads=2)
+    few = REQUESTS[:BATCH_SIZE]
+    assert np.array_equal(one.encode(few), two.encode(few))
+    assert two._bulk_session is None and one._bulk() is one._session  # no second session for a request's texts
+    many = REQUESTS[: 10 * BATCH_SIZE]
+    assert np.array_equal(one.encode(many), two.encode(many))
+    bulk = two._bulk_session
+    assert bulk is not None and bulk.get_session_options().intra_op_num_threads == 1
+    assert session_threads(two) == (2, "0")  # requests still run on two
+    two.encode(many)
+    assert two._bulk_session is bulk  # opened once
+    assert np.array_equal(one.encode([REQUESTS[0]]), two.encode([REQUESTS[0]]))
+
+
 def test_threads_must_be_a_positive_whole_number(cache: Path) -> None:
     folder = ensure_onnx_encoder(cache_dir=cache / "skill-router" / "onnx").folder
     for bad in (0, -1, True, 1.5):
