@@ -1072,9 +1072,10 @@ def depth_for(k: int) -> int:
     return max(MIN_DEPTH, 20 * k)
 
 
-def ef_search_for(k: int) -> int:
-    """``hnsw.ef_search`` for a requested ``k`` (:data:`EF_SEARCH_PER_K`): at least the top list's depth."""
-    return min(1000, max(40, EF_SEARCH_PER_K * k, depth_for(k)))
+def ef_search_for(k: int, depth: int | None = None) -> int:
+    """``hnsw.ef_search`` for a requested ``k`` (:data:`EF_SEARCH_PER_K`): at least the top list's ``depth``
+    (None: :func:`depth_for` ``k``)."""
+    return min(1000, max(40, EF_SEARCH_PER_K * k, depth_for(k) if depth is None else depth))
 
 
 class PgSignals:
@@ -1118,7 +1119,7 @@ class PgSignals:
 
         k = REQUESTED_K.get() or self.k
         depth = self.depth if k <= self.k else max(self.depth, depth_for(k))
-        return depth, min(1000, max(ef_search_for(k), depth))
+        return depth, ef_search_for(k, depth)  # depth is at least depth_for(k)
 
     @classmethod
     def current(cls, db: Database, key: str, router: LibrarySource) -> PgSignals:
