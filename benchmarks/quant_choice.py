@@ -24,6 +24,13 @@ the request side is swapped, by giving the router's encoder another session over
   library (the first file of each, requests with gold, as users.py) and MetaTool single-tool dev (199 tools),
   each variant paired against fp32 (paired bootstrap, router.evaluation.stats).
 
+- ``--adopted``: the int8 request graph as the router ships it (``OnnxEncoder.encode_requests``: the export's
+  checked int8 copy, each request run alone) against ``SKILL_ROUTER_INT8=0`` (the float graph), over the same
+  fp32 indexes, on the dev sets above: hit@1 / hit@5 / MRR, paired, the cosines, and top-1 / top-5 agreement.
+
+The variants above are made by hand from the float export, so this script runs its routers with
+``SKILL_ROUTER_INT8=0``; ``--adopted`` loads both encoders itself.
+
 Writes benchmarks/results/<name>.json (default ``quant_choice``), with the load average at start and end.
 """
 
@@ -41,6 +48,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+os.environ["SKILL_ROUTER_INT8"] = "0"  # the variants are sessions made here (module docstring)
 
 from common import CORPORA, DATASETS, ROOT, corpus_folder, read_jsonl, save  # noqa: E402
 from router import Router  # noqa: E402
@@ -190,11 +198,13 @@ def measures(ranking: list[str], gold: set[str]) -> dict[str, float]:
             "mrr": 1.0 / first if first is not None and first <= DEPTH else 0.0}
 
 
-def dev_sets(work: Path) -> dict[str, tuple[Router, list[Any], list[set[str]]]]:
-    """Each dev set: its router (fp32 index), its requests and their gold skill ids."""
+def dev_sets(work: Path, encoder: Any = None) -> dict[str, tuple[Router, list[Any], list[set[str]]]]:
+    """Each dev set: its router (fp32 index; ``encoder`` None: the router's own choice), its requests and their
+    gold skill ids."""
     config = RouterConfig(route_above=0)
     out = {}
-    corpora = Router.from_skills([str(r) for r in ROOTS], "agentskills", config, index_folder=str(work / "corpora"))
+    corpora = Router.from_skills([str(r) for r in ROOTS], "agentskills", config, index_folder=str(work / "corpora"),
+                                 encoder=encoder)
     by_path = {corpus_folder(s.path): s.id for s in corpora.skills}
     rows = [r for r in read_jsonl(DATA / "corpora-dev.jsonl") if any(g in by_path for g in r["gold"])]
     out["corpora-dev"] = (corpora, [r["query"] for r in rows], [{by_path[g] for g in r["gold"] if g in by_path}
@@ -202,12 +212,14 @@ def dev_sets(work: Path) -> dict[str, tuple[Router, list[Any], list[set[str]]]]:
     rows = [r for r in read_jsonl(DATA / "users-corpora-dev.jsonl") if any(g in by_path for g in r["gold"])]
     out["users-corpora-dev"] = (corpora, [r["messages"] if r.get("messages") else r["query"] for r in rows],
                                 [{by_path[g] for g in r["gold"] if g in by_path} for r in rows])
-    bundled = Router.from_skills([str(ROOT / "skills")], "agentskills", config, index_folder=str(work / "bundled"))
+    bundled = Router.from_skills([str(ROOT / "skills")], "agentskills", config, index_folder=str(work / "bundled"),
+                                 encoder=encoder)
     by_name = {s.name: s.id for s in bundled.skills}
     rows = [r for r in read_jsonl(DATA / "users-bundled-dev.jsonl") if any(g in by_name for g in r["gold"])]
     out["users-bundled-dev"] = (bundled, [r["messages"] if r.get("messages") else r["query"] for r in rows],
                                 [{by_name[g] for g in r["gold"] if g in by_name} for r in rows])
-    metatool = Router.from_catalog(MT / "tools.jsonl", config=config, index_folder=str(work / "metatool"))
+    metatool = Router.from_catalog(MT / "tools.jsonl", config=config, index_folder=str(work / "metatool"),
+                                   encoder=encoder)
     requests = load_requests(MT / "queries_single_dev.jsonl")
     out["metatool-dev"] = (metatool, [r.query for r in requests], [set(r.gold) for r in requests])
     return out
@@ -249,6 +261,48 @@ def accuracy(work: Path) -> dict[str, Any]:
     return results
 
 
+def adopted(work: Path) -> dict[str, Any]:
+    """``--adopted`` (module docstring): the shipped int8 request path against the float graph, paired."""
+    from indexes import OnnxEncoder
+    from indexes.onnx_export import ensure_onnx_encoder
+
+    folder = ensure_onnx_encoder().folder
+    plain, int8 = OnnxEncoder.load(folder, int8=False), OnnxEncoder.load(folder, int8=True)
+    assert int8.int8_requests, "the export has no int8 copy"
+    results: dict[str, Any] = {}
+    sets = {"fp32": dev_sets(work, plain), "int8": dev_sets(work, int8)}
+    for set_name in sets["fp32"]:
+        per: dict[str, list[dict[str, float]]] = {}
+        tops: dict[str, list[list[str]]] = {}
+        for name in ("fp32", "int8"):
+            router, queries, gold = sets[name][set_name]
+            assert router.embedded_count == 0 or name == "fp32", "the int8 router must read the fp32 index"
+            rankings = router.rank_many(queries, k=DEPTH)
+            tops[name] = [[m.id for m in ranked] for ranked in rankings]
+            per[name] = [measures(top, g) for top, g in zip(tops[name], gold, strict=True)]
+        router, queries, gold = sets["int8"][set_name]
+        texts = [router.conversation(q).request for q in queries]
+        cos = (plain.encode(texts) * int8.encode_requests(texts)).sum(axis=1)
+        row: dict[str, Any] = {"requests": len(queries), "skills": len(router.skills)}
+        for name in ("fp32", "int8"):
+            row[name] = {m: round(100 * float(np.mean([v[m] for v in per[name]])), 1)
+                         for m in ("hit@1", "hit@5", "mrr")}
+        row["cosine_to_fp32"] = {"min": round(float(cos.min()), 4), "p5": round(float(np.percentile(cos, 5)), 4),
+                                 "median": round(float(np.median(cos)), 4)}
+        pairs = list(zip(tops["fp32"], tops["int8"], strict=True))
+        row["agreement"] = {"top1": round(100 * float(np.mean([a[:1] == b[:1] for a, b in pairs])), 1),
+                            "top5_set": round(100 * float(np.mean([set(a[:5]) == set(b[:5]) for a, b in pairs])), 1)}
+        for metric in ("hit@1", "hit@5", "mrr"):
+            test = paired_comparison([v[metric] for v in per["fp32"]], [v[metric] for v in per["int8"]], seed=0)
+            row[f"{metric} int8 - fp32"] = {
+                "diff": round(100 * test.mean_diff, 2), "low": round(100 * test.low, 2),
+                "high": round(100 * test.high, 2), "p": round(test.p_value, 4), "wins": test.wins,
+                "losses": test.losses}
+        results[set_name] = row
+        print(set_name, row, flush=True)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True, help="the copies, the libraries and their indexes")
@@ -259,6 +313,8 @@ def main() -> None:
     parser.add_argument("--name", default="quant_choice")
     parser.add_argument("--processes", action="store_true",
                         help="the speed part as fp32 and int8-pc in alternate child processes instead")
+    parser.add_argument("--adopted", action="store_true",
+                        help="the shipped int8 request path against the float graph on the dev sets (accuracy)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -269,7 +325,9 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     started, load_start = time.time(), os.getloadavg()
     result: dict[str, Any] = {}
-    if args.processes:
+    if args.adopted:
+        result["adopted"] = adopted(args.work)
+    elif args.processes:
         result["processes"] = processes(args.work, args.rounds)
     elif args.only != "accuracy":
         result["speed"] = speed(args.work, args.rounds, args.library)
@@ -277,7 +335,7 @@ def main() -> None:
             print(f"{name:16} route p50 {row['route_p50_ms']} ms (p95 {row['route_p95_ms']}, cpu "
                   f"{row['route_cpu_p50_ms']}), encode p50 {row['encode_p50_ms']} ms, load {os.getloadavg()[0]:.2f}",
                   flush=True)
-    if args.only != "speed" and not args.processes:
+    if args.only != "speed" and not args.processes and not args.adopted:
         result["accuracy"] = accuracy(args.work)
     result.update(minutes=round((time.time() - started) / 60, 1),
                   loadavg={"start": [round(x, 2) for x in load_start],

@@ -23,6 +23,12 @@ every function takes ``cache_dir`` to put it elsewhere)::
                                     instead of copying 90 MB into fresh memory, so a session is made in about a
                                     third of the CPU time. Without it (or when it fails its size/hash check)
                                     model.onnx is loaded.
+        model-int8.onnx             the graph with int8 weights in its matrix products (one scale per output
+                                    channel), for requests only (:meth:`OnnxEncoder.encode_requests`); kept when
+                                    every check text's vector lies within :data:`INT8_MIN_COSINE` of
+                                    model.onnx's, recorded under ``int8``. A library's texts are always embedded
+                                    by the float graph, so an index and its caches hold the same vectors with or
+                                    without it.
 
 An export that failed its check keeps only ``onnx.json`` (``passed: false`` and the reason), so the check is not
 repeated on every run with the same library versions.
@@ -36,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +59,11 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 EXTERNAL_MODEL_FILE = "model-external.onnx"
 EXTERNAL_DATA_FILE = "model-external.onnx.data"
+INT8_MODEL_FILE = "model-int8.onnx"
+# Least cosine of the int8 graph's vector with the float graph's on each check text for the int8 copy to be kept.
+# Over 1,000+ dev requests the per-channel copy's least cosine was 0.972 and its median 0.993; a broken
+# quantization gives far less (benchmarks/README.md, "Speed").
+INT8_MIN_COSINE = 0.95
 SOURCES = "sources.json"
 # Largest difference from the sentence-transformers vectors an export may show on the check texts. Measured
 # exports of MiniLM differ by about 2e-7 (float32 rounding in another kernel order).
@@ -240,6 +252,20 @@ def model_file(folder: Path, manifest: dict[str, Any]) -> Path:
     return Path(folder) / EXTERNAL_MODEL_FILE
 
 
+def int8_file(folder: Path, manifest: dict[str, Any]) -> Path | None:
+    """The export's int8 request graph when the manifest records one and it passes its size/hash check, else None
+    (requests are then embedded by the float graph: a damaged copy costs time, not correctness)."""
+    record = manifest.get("int8")
+    files = record.get("files") if isinstance(record, dict) and record.get("passed") is True else None
+    if not isinstance(files, dict):
+        return None
+    try:
+        _check_file(Path(folder), INT8_MODEL_FILE, files.get(INT8_MODEL_FILE))
+    except OnnxUnavailable:
+        return None
+    return Path(folder) / INT8_MODEL_FILE
+
+
 def cores() -> int:
     """The cores this process may run on."""
     try:
@@ -261,6 +287,10 @@ class OnnxEncoder:
     runs it on the calling thread alone, what a server answering requests on every core wants; more lets the
     operators of one request's run use that many threads, which never spin while they wait (a spinning pool
     took 54.6 ms a request against 21.4 on a busy machine). The vectors are the same to the last bit either way.
+
+    Requests: :meth:`encode_requests` runs the export's int8 graph (:func:`int8_file`) when the encoder was loaded
+    with it, in about 55% of the float graph's time; :meth:`encode` (a library's texts) always runs the float
+    graph, whose session is then opened on its first call, so a process that only routes never loads it.
     """
 
     def __init__(self, folder: Path, manifest: dict[str, Any], tokenizer: Any, *, model_id: str | None = None,
@@ -277,12 +307,18 @@ class OnnxEncoder:
         self._tokenizer = tokenizer
         self._session: Any = None
         self._bulk_session: Any = None
+        self._request_session: Any = None
+        self._request_bulk: Any = None
+        self._request_path: Path | None = None
+        self._opening = threading.Lock()
         self._model_path = self.folder / MODEL_FILE
         self._workers = cores()
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         #: The session's intra-op threads (see the class docstring).
         self.threads = threads
+        #: The int8 request session's (:meth:`load`).
+        self.int8_threads = threads
         # Kept, not made per call (threads start on first use): a server encodes small batches many times a second.
         self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="onnx-encode")
 
@@ -290,16 +326,28 @@ class OnnxEncoder:
         return f"OnnxEncoder(model_id={self.model_id!r}, folder='{self.folder}')"
 
     def model_path(self) -> Path:
-        """The graph file the session was made from (:func:`model_file`)."""
+        """The graph file a library's texts are embedded with (:func:`model_file`)."""
         return self._model_path
 
+    def request_path(self) -> Path:
+        """The graph file requests are embedded with: the int8 copy when loaded with it, else :meth:`model_path`."""
+        return self._model_path if self._request_path is None else self._request_path
+
+    @property
+    def int8_requests(self) -> bool:
+        """True when :meth:`encode_requests` runs the int8 graph."""
+        return self._request_path is not None
+
     @classmethod
-    def load(cls, folder: Path, *, model_id: str | None = None, threads: int = 1) -> Self:
+    def load(cls, folder: Path, *, model_id: str | None = None, threads: int = 1, int8: bool = True,
+             int8_threads: int | None = None) -> Self:
         """Open an export written by :func:`indexes.onnx_export.export_onnx`.
 
         Checks the manifest (format version, passed check) and the files (size, and SHA-256 when a file's mtime
-        changed), then creates the session with ``threads`` intra-op threads (see the class docstring). Raises
-        OnnxUnavailable naming the reason and the fix.
+        changed), then creates the session with ``threads`` intra-op threads (see the class docstring). With
+        ``int8`` and an int8 copy in the export, requests are embedded by that copy, whose session is the one
+        made now (the float graph's on the first :meth:`encode`), with ``int8_threads`` intra-op threads (None:
+        ``threads``). Raises OnnxUnavailable naming the reason and the fix.
         """
         _, tokenizers = _runtime()
         folder = Path(folder)
@@ -315,15 +363,32 @@ class OnnxEncoder:
         # Batches are padded here, to the longest member of each length-sorted batch.
         tokenizer.no_padding()
         encoder = cls(folder, manifest, tokenizer, model_id=model_id, threads=threads)
-        encoder._open(model_file(folder, manifest))
+        quantized = int8_file(folder, manifest) if int8 else None
+        if quantized is None:
+            encoder._open(model_file(folder, manifest))
+        else:
+            encoder._model_path = model_file(folder, manifest)
+            count = threads if int8_threads is None else int8_threads
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise ValueError(f"int8_threads must be a positive integer, got {count!r}")
+            encoder._request_session = encoder._new_session(quantized, count)
+            encoder._request_path, encoder.int8_threads = quantized, count
         return encoder
 
     def _open(self, path: Path | None = None) -> None:
-        """Create the session over ``path`` (default ``model.onnx``)."""
+        """Create the float session over ``path`` (default ``model.onnx``)."""
         path = self.folder / MODEL_FILE if path is None else path
         self._model_path = path
         self._session = self._new_session(path, self.threads)
         self._bulk_session = None
+
+    def _library(self) -> Any:
+        """The float graph's session, opened on first use when requests have a session of their own."""
+        if self._session is None:
+            with self._opening:
+                if self._session is None:
+                    self._session = self._new_session(self._model_path, self.threads)
+        return self._session
 
     def _bulk(self) -> Any:
         """The session a call of more than :data:`BATCH_SIZE` texts (a build) runs its batches on, one a worker
@@ -332,9 +397,11 @@ class OnnxEncoder:
         twice the threads on the cores (17% more CPU for 300 skill texts on two cores, benchmarks/README.md,
         "Speed"); requests keep their threads."""
         if self.threads == 1:
-            return self._session
+            return self._library()
         if self._bulk_session is None:
-            self._bulk_session = self._new_session(self._model_path, 1)
+            with self._opening:
+                if self._bulk_session is None:
+                    self._bulk_session = self._new_session(self._model_path, 1)
         return self._bulk_session
 
     def _new_session(self, path: Path, threads: int) -> Any:
@@ -368,6 +435,35 @@ class OnnxEncoder:
         ``progress`` True shows a bar (tqdm, if installed); a callable is called with the number of texts each
         finished batch embedded (the caller shows its own progress).
         """
+        # a build's many batches on one-thread sessions, a request's few on the request session (:meth:`_bulk`)
+        return self._encode(texts, lambda n: self._bulk() if n > BATCH_SIZE else self._library(), batch_size,
+                            progress)
+
+    def encode_requests(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed requests (what is routed, never what is indexed): by the int8 graph when this encoder was loaded
+        with one (:attr:`int8_requests`), else exactly as :meth:`encode`. The vectors lie within
+        :data:`INT8_MIN_COSINE` of :meth:`encode`'s on the export's check texts (0.97 or more on every dev
+        request measured). Each request runs alone: the int8 graph quantizes a run's activations with one scale
+        for the whole batch, so a request batched with others (a server's concurrent requests) would get another
+        vector than alone."""
+        if self._request_session is None:
+            return self.encode(texts)
+        return self._encode(texts, self._requests, 1, False)
+
+    def _requests(self, count: int) -> Any:
+        """The int8 session ``count`` requests run on: the request session, or for more than :data:`BATCH_SIZE`
+        (an evaluation's thousands) a one-thread session over the same graph, as :meth:`_bulk`."""
+        if count <= BATCH_SIZE or self.int8_threads == 1:
+            return self._request_session
+        if self._request_bulk is None:
+            with self._opening:
+                if self._request_bulk is None:
+                    assert self._request_path is not None
+                    self._request_bulk = self._new_session(self._request_path, 1)
+        return self._request_bulk
+
+    def _encode(self, texts: Sequence[str], session_for: Callable[[int], Any], batch_size: int | None,
+                progress: bool | Callable[[int], None]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
         batch_size = BATCH_SIZE if batch_size is None else batch_size
@@ -384,8 +480,7 @@ class OnnxEncoder:
         batch_size = min(batch_size, -(-len(texts) // self._workers))
         batches = [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]
 
-        # a build's many batches on one-thread sessions, a request's few on the request session (:meth:`_bulk`)
-        session = self._bulk() if len(texts) > BATCH_SIZE else self._session
+        session = session_for(len(texts))
 
         def run(rows: np.ndarray) -> np.ndarray:
             return session.run(None, self._feed([encodings[i] for i in rows]))[0]
@@ -432,17 +527,18 @@ def _progress(batches: Iterator[np.ndarray], enabled: bool | Callable[[int], Non
 
 
 def find_onnx_encoder(model: str | None = None, *, cache_dir: Path | None = None,
-                      threads: int = 1) -> OnnxEncoder | None:
+                      threads: int = 1, int8: bool = True, int8_threads: int | None = None) -> OnnxEncoder | None:
     """Return a ready :class:`OnnxEncoder` for ``model`` from the cache, or None when it was never exported.
 
     Cheap: no torch import; hashes the model folder only when its files changed since last seen. Raises
     OnnxUnavailable when the runtime is not installed, the model is not a local folder, or the export is corrupt
     or failed its check (the message says why, for a one-line note before falling back to torch). ``threads``:
-    the session's intra-op threads (:class:`OnnxEncoder`).
+    the session's intra-op threads (:class:`OnnxEncoder`); ``int8``: requests by the export's int8 copy when it
+    has one, on ``int8_threads`` threads (:meth:`OnnxEncoder.load`).
     """
     _runtime()
     model_id, _ = model_identity(model)
     folder = export_dir(model, cache_dir=cache_dir)
     if not (folder / MANIFEST).exists():
         return None
-    return OnnxEncoder.load(folder, model_id=model_id, threads=threads)
+    return OnnxEncoder.load(folder, model_id=model_id, threads=threads, int8=int8, int8_threads=int8_threads)

@@ -38,6 +38,8 @@ from indexes.onnx_encoder import (
     EXPORT_FORMAT,
     EXTERNAL_DATA_FILE,
     EXTERNAL_MODEL_FILE,
+    INT8_MIN_COSINE,
+    INT8_MODEL_FILE,
     MANIFEST,
     MODEL_FILE,
     TOKENIZER_FILE,
@@ -204,6 +206,67 @@ def add_external_copy(folder: Path) -> bool:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def add_int8_copy(folder: Path) -> bool:
+    """Write ``model-int8.onnx`` beside the export in ``folder``: onnxruntime's dynamic quantization of the graph's
+    MatMul nodes (int8 weights, one scale per output channel; activations quantized at each run), which embeds a
+    request in about 55% of the float graph's time (benchmarks/README.md, "Speed"). Its Attention nodes stay
+    float: onnxruntime 1.32 cannot load the QAttention nodes their quantization makes. Recorded under ``int8`` in
+    the manifest, and used, when every check text's vector (together and one by one) lies within
+    :data:`indexes.onnx_encoder.INT8_MIN_COSINE` of the float graph's; a copy that fails is recorded as failed
+    (with the cosine), so it is not made again with the same library versions. True when it is recorded as
+    passed. OnnxUnavailable for an export that cannot be read."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    work = Path(tempfile.mkdtemp(prefix=".int8.", dir=folder))
+    try:
+        # the quantizer logs advice (pre-processing, opset) through logging and warns through warnings
+        with warnings.catch_warnings(), _quiet_logging():
+            warnings.simplefilter("ignore")
+            quantize_dynamic(str(folder / MODEL_FILE), str(work / INT8_MODEL_FILE), weight_type=QuantType.QInt8,
+                             op_types_to_quantize=["MatMul"], per_channel=True)
+        os.chmod(work / INT8_MODEL_FILE, 0o644)
+        float_graph = OnnxEncoder.load(folder, int8=False)
+        quantized = OnnxEncoder(folder, manifest, float_graph._tokenizer)
+        quantized._open(work / INT8_MODEL_FILE)
+        reference = float_graph.encode(CHECK_TEXTS)
+        together = (quantized.encode(CHECK_TEXTS) * reference).sum(axis=1)
+        alone = (np.concatenate([quantized.encode([text]) for text in CHECK_TEXTS]) * reference).sum(axis=1)
+        least = float(min(together.min(), alone.min()))
+        record: dict[str, Any] = {"passed": least >= INT8_MIN_COSINE, "min_cosine": round(least, 6),
+                                  "threshold": INT8_MIN_COSINE, "texts": len(CHECK_TEXTS),
+                                  "quantization": "dynamic, MatMul, int8 weights per output channel",
+                                  "versions": _versions()}
+        if record["passed"]:
+            os.replace(work / INT8_MODEL_FILE, folder / INT8_MODEL_FILE)
+            record["files"] = {INT8_MODEL_FILE: _file_record(folder / INT8_MODEL_FILE)}
+        manifest["int8"] = record
+        _write_json(folder / MANIFEST, manifest)
+        return bool(record["passed"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _quiet_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+
+
+def wants_int8(manifest: dict[str, Any]) -> bool:
+    """True when an export has no int8 record, or one that failed with other library versions."""
+    record = manifest.get("int8")
+    if not isinstance(record, dict):
+        return True
+    return record.get("passed") is not True and record.get("versions") != _versions()
+
+
 def _install(tmp: Path, out_dir: Path) -> None:
     """Move a finished export into place; an export another process finished first is kept."""
     old = None
@@ -274,6 +337,8 @@ def export_onnx(model: str | os.PathLike[str] | None | Encoder, out_dir: Path) -
         _write_json(tmp / MANIFEST, manifest)
         if passed:
             add_external_copy(tmp)
+            with contextlib.suppress(ImportError, OSError, ValueError, RuntimeError):
+                add_int8_copy(tmp)  # without it requests are embedded by the float graph
         _install(tmp, out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -283,14 +348,16 @@ def export_onnx(model: str | os.PathLike[str] | None | Encoder, out_dir: Path) -
 
 
 def ensure_onnx_encoder(
-    model: str | os.PathLike[str] | None | Encoder = None, *, cache_dir: Path | None = None, threads: int = 1
+    model: str | os.PathLike[str] | None | Encoder = None, *, cache_dir: Path | None = None, threads: int = 1,
+    int8: bool = True, int8_threads: int | None = None,
 ) -> OnnxEncoder:
     """Return an :class:`OnnxEncoder` for ``model``, exporting and checking it first if the cache has none.
 
     May import torch and load the model (an index build already has); a cached export is reused, and a
     recorded failed check is not repeated while torch and onnxruntime keep the versions it was made with.
     Raises OnnxUnavailable with a one-line reason when the onnxruntime encoder cannot be used. ``threads``: the
-    session's intra-op threads (:class:`indexes.onnx_encoder.OnnxEncoder`).
+    session's intra-op threads (:class:`indexes.onnx_encoder.OnnxEncoder`); ``int8``: requests by the export's
+    int8 copy (:func:`add_int8_copy`, made here for an export made before it existed), on ``int8_threads``.
     """
     _runtime()
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
@@ -299,17 +366,23 @@ def ensure_onnx_encoder(
     out_dir = cache_dir / model_hash(folder, cache_dir=cache_dir)
     if (out_dir / MANIFEST).exists():
         try:
-            found = OnnxEncoder.load(out_dir, model_id=model_id, threads=threads)
+            found = OnnxEncoder.load(out_dir, model_id=model_id, threads=threads, int8=int8, int8_threads=int8_threads)
         except OnnxUnavailable:
             if _failed_with_these_versions(out_dir):
                 raise
         else:
+            upgraded = False
             if found.model_path().name != EXTERNAL_MODEL_FILE:  # an export made before the copy existed
                 with contextlib.suppress(OnnxUnavailable, OSError, ValueError):
-                    add_external_copy(out_dir)
-            return found
+                    upgraded = add_external_copy(out_dir)
+            if wants_int8(read_manifest(out_dir)):  # nor the int8 one
+                with contextlib.suppress(OnnxUnavailable, ImportError, OSError, ValueError, RuntimeError):
+                    upgraded = add_int8_copy(out_dir) or upgraded
+            if not upgraded:
+                return found
+            return OnnxEncoder.load(out_dir, model_id=model_id, threads=threads, int8=int8, int8_threads=int8_threads)
     export_onnx(model if isinstance(model, Encoder) else source, out_dir)
-    return OnnxEncoder.load(out_dir, model_id=model_id, threads=threads)
+    return OnnxEncoder.load(out_dir, model_id=model_id, threads=threads, int8=int8, int8_threads=int8_threads)
 
 
 def _failed_with_these_versions(folder: Path) -> bool:

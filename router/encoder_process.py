@@ -11,11 +11,11 @@ the model, so that loading the index does not wait for the model, and checks the
 (without one it would load torch, which takes longer than a prompt's budget).
 
 Every message is a 4-byte big-endian length and a JSON value. The child's first message is ``{"model_id",
-"dim"}`` (or ``{"unprepared": why}``, ``{"error": why}``); each request is the list of texts to embed, each
-answer a header ``{"rows", "dim", "model_id", "notes"}`` (or ``{"error"}``) followed by ``rows * dim`` float32
-values. The child leaves
-when this process closes its end of the pipe (or dies) or on :meth:`EncoderProcess.close`. It inherits this
-process's descriptors: fork it before opening any that another process waits to see closed (a pipe an answer
+"dim"}`` (or ``{"unprepared": why}``, ``{"error": why}``); each request is the list of texts to embed (a
+library's texts) or ``{"requests": [...]}`` (requests, by the encoder's request graph), each answer a header
+``{"rows", "dim", "model_id", "notes"}`` (or ``{"error"}``) followed by ``rows * dim`` float32 values. The child
+leaves when this process closes its end of the pipe (or dies) or on :meth:`EncoderProcess.close`. It inherits
+this process's descriptors: fork it before opening any that another process waits to see closed (a pipe an answer
 goes through, ``close_fds``), or after pointing the standard ones elsewhere.
 """
 
@@ -108,28 +108,37 @@ def _serve(model_of: Callable[[], str | None], requests: int, answers: int, pref
 
         encoder = encoders.choose(model, notes, threads=1)  # the library is read on the other core meanwhile
         if prefetch:
-            ready = (list(prefetch), np.ascontiguousarray(encoder.encode(list(prefetch)), dtype=np.float32))
+            ready = (list(prefetch), np.ascontiguousarray(_requests(encoder)(list(prefetch)), dtype=np.float32))
     except BaseException as exc:  # told to the parent with its first answer
         failure = f"{type(exc).__name__}: {exc}"
     while True:
         try:
-            texts = json.loads(_receive(requests).decode("utf-8"))
+            message = json.loads(_receive(requests).decode("utf-8"))
         except (EOFError, OSError, ValueError):
             return
+        asked = isinstance(message, dict)
+        texts = message.get("requests", []) if asked else message
         if failure:
             _send(answers, json.dumps({"error": failure}).encode("utf-8"))
             continue
         try:
-            if ready is not None and texts == ready[0]:
+            if asked and ready is not None and texts == ready[0]:
                 vectors, ready = ready[1], None
             else:
-                vectors = np.ascontiguousarray(encoder.encode(list(texts)), dtype=np.float32)
+                embed = _requests(encoder) if asked else encoder.encode
+                vectors = np.ascontiguousarray(embed(list(texts)), dtype=np.float32)
         except BaseException as exc:
             _send(answers, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode("utf-8"))
             continue
         header = {"rows": int(vectors.shape[0]), "dim": int(vectors.shape[1]), "model_id": str(encoder.model_id),
                   "notes": notes}
         _send(answers, json.dumps(header).encode("utf-8"), vectors.tobytes())
+
+
+def _requests(encoder: Any) -> Callable[[list[str]], np.ndarray]:
+    """How ``encoder`` embeds requests: its request graph when it has one, else as any text."""
+    embed = getattr(encoder, "encode_requests", None)
+    return encoder.encode if embed is None else embed
 
 
 def _die_with_parent() -> None:
@@ -213,7 +222,15 @@ class EncoderProcess:
         return f"EncoderProcess(pid={self.pid})"
 
     def encode(self, texts: Sequence[str], *, progress: Any = False) -> np.ndarray:
-        """Unit embeddings of ``texts`` computed by the child, shape (len(texts), dim)."""
+        """Unit embeddings of ``texts`` (a library's) computed by the child, shape (len(texts), dim)."""
+        return self._ask(texts, False)
+
+    def encode_requests(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit embeddings of requests computed by the child's request graph (the int8 copy where the export has
+        one, :mod:`router.encoders`), shape (len(texts), dim); the prefetched texts are answered at once."""
+        return self._ask(texts, True)
+
+    def _ask(self, texts: Sequence[str], requests: bool) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, got one string: wrap it in a list")
         texts = list(texts)
@@ -223,7 +240,7 @@ class EncoderProcess:
         if self.pid == 0:
             raise EncoderProcessError("the embedding process was closed")
         try:
-            _send(self._requests, json.dumps(texts).encode("ascii"))
+            _send(self._requests, json.dumps({"requests": texts} if requests else texts).encode("ascii"))
         except OSError:
             raise EncoderProcessError("the embedding process ended without an answer") from None
         header = self._header()

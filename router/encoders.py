@@ -15,6 +15,12 @@ while they wait (``SKILL_ROUTER_ONNX_THREADS`` in the environment sets another c
 calling thread alone). ``skill-router serve`` and the hook's encoder process ask for one: the server answers
 requests on every core at once, and the hook's encoder embeds while the library is read on the other core. The
 vectors are the same to the last bit with any count.
+
+Requests and texts: a library's texts (what is indexed and cached) are embedded by the export's float graph, and
+requests by its int8 copy when the export has one (:func:`indexes.onnx_export.add_int8_copy`), which takes about
+55% of the time and changes no dev set's accuracy measurably (benchmarks/README.md, "Speed"); its session runs a
+request on :data:`INT8_THREADS` thread unless ``SKILL_ROUTER_ONNX_THREADS`` or the caller says otherwise.
+``SKILL_ROUTER_INT8=0`` embeds requests by the float graph too.
 """
 
 from __future__ import annotations
@@ -29,9 +35,13 @@ if TYPE_CHECKING:
 
 ENV_SWITCH = "SKILL_ROUTER_ONNX"
 THREADS_ENV = "SKILL_ROUTER_ONNX_THREADS"
+INT8_ENV = "SKILL_ROUTER_INT8"
 #: Intra-op threads of a router's onnxruntime session unless ``SKILL_ROUTER_ONNX_THREADS`` says otherwise (at most
 #: one a core; see the module docstring and benchmarks/README.md, "Speed").
 REQUEST_THREADS = 2
+#: The same for the int8 request session: a second thread gave it no lower latency for twice the CPU (6.86 against
+#: 7.18 ms p50 at 683 skills, benchmarks/README.md, "Speed").
+INT8_THREADS = 1
 #: How requests are embedded: ``auto`` (the ONNX export where it works), ``onnx``, ``torch``.
 EncoderKind = Literal["auto", "onnx", "torch"]
 ENCODER_KINDS: tuple[EncoderKind, ...] = get_args(EncoderKind)
@@ -41,14 +51,19 @@ def onnx_enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def request_threads() -> int:
+def int8_enabled() -> bool:
+    """False when ``SKILL_ROUTER_INT8`` turns the int8 request graph off (see the module docstring)."""
+    return os.environ.get(INT8_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def request_threads(default: int = REQUEST_THREADS) -> int:
     """The intra-op threads of a router's onnxruntime session: ``SKILL_ROUTER_ONNX_THREADS`` when set (a whole
-    number >= 1, else :class:`ConfigError` naming it), else :data:`REQUEST_THREADS`; at most one a core."""
+    number >= 1, else :class:`ConfigError` naming it), else ``default``; at most one a core."""
     from indexes.onnx_encoder import cores
 
     text = os.environ.get(THREADS_ENV, "").strip()
     if not text:
-        return min(REQUEST_THREADS, cores())
+        return min(default, cores())
     try:
         count = int(text)
     except ValueError:
@@ -83,12 +98,14 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
 
     if kind not in ENCODER_KINDS:
         raise ConfigError(f"unknown encoder {kind!r}: choose one of {', '.join(ENCODER_KINDS)}")
+    int8_threads = threads
     if threads is None and kind != "torch":
-        threads = request_threads()
+        threads, int8_threads = request_threads(), request_threads(INT8_THREADS)
     threads = 1 if threads is None else threads
     if kind != "torch" and export:
         encoder = SentenceEncoder(model)
-        chosen = export_for_next_time(encoder, notes, threads=threads) if onnx_enabled() else encoder
+        chosen = export_for_next_time(encoder, notes, threads=threads, int8_threads=int8_threads) \
+            if onnx_enabled() else encoder
         if chosen is not encoder:
             return chosen
         reason = notes[-1] if notes else f"the ONNX path is turned off ({ENV_SWITCH}=0)"
@@ -101,7 +118,8 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
         try:
             from indexes.onnx_encoder import find_onnx_encoder
 
-            found = find_onnx_encoder(model, threads=threads) if onnx_enabled() else None
+            found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads) \
+                if onnx_enabled() else None
         except OnnxUnavailable as exc:
             notes.append(f"embedding with sentence-transformers: {exc}")
             found = None
@@ -119,10 +137,12 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     return encoder
 
 
-def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None = None) -> Any:
+def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None = None,
+                         int8_threads: int | None = None) -> Any:
     """After ``encoder`` (a sentence-transformers :class:`indexes.encoder.Encoder`) had to be loaded, export it to
     ONNX and check it, so the next process routes without torch; returns the encoder to use from now on (its
-    session with ``threads`` intra-op threads, None: :func:`request_threads`)."""
+    session with ``threads`` intra-op threads, None: :func:`request_threads`; its int8 request session with
+    ``int8_threads``, None: ``threads`` when given, else :data:`INT8_THREADS`)."""
     from indexes import Encoder, OnnxUnavailable
 
     if not isinstance(encoder, Encoder) or not onnx_enabled():
@@ -130,7 +150,43 @@ def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None 
     try:
         from indexes.onnx_export import ensure_onnx_encoder
 
-        return ensure_onnx_encoder(encoder, threads=request_threads() if threads is None else threads)
+        if int8_threads is None:
+            int8_threads = request_threads(INT8_THREADS) if threads is None else threads
+        return ensure_onnx_encoder(encoder, threads=request_threads() if threads is None else threads,
+                                   int8=int8_enabled(), int8_threads=int8_threads)
     except OnnxUnavailable as exc:
         notes.append(f"routing will load sentence-transformers each time: {exc}")
+        return encoder
+
+
+def lacks_int8(encoder: Any) -> bool:
+    """True for an ONNX encoder whose export has no int8 request graph yet and may get one (none was made and
+    failed with these library versions), while ``SKILL_ROUTER_INT8`` allows it."""
+    from indexes import OnnxEncoder, OnnxUnavailable
+    from indexes.onnx_encoder import read_manifest
+    from indexes.onnx_export import wants_int8
+
+    if not isinstance(encoder, OnnxEncoder) or encoder.int8_requests or not int8_enabled():
+        return False
+    try:
+        return wants_int8(read_manifest(encoder.folder))
+    except OnnxUnavailable:
+        return False
+
+
+def with_int8(encoder: Any, notes: list[str]) -> Any:
+    """``encoder`` (an ONNX encoder, :func:`lacks_int8`) with its export's int8 request graph made now
+    (:func:`indexes.onnx_export.add_int8_copy`, a few seconds, once: a copy that fails its check is recorded and
+    not made again); the encoder itself when it cannot be made, with a note saying why."""
+    from indexes import OnnxEncoder, OnnxUnavailable
+    from indexes.onnx_export import add_int8_copy
+
+    try:
+        if not add_int8_copy(encoder.folder):
+            notes.append("requests are embedded by the float graph: its int8 copy failed its check")
+            return encoder
+        return OnnxEncoder.load(encoder.folder, model_id=encoder.model_id, threads=encoder.threads,
+                                int8_threads=request_threads(INT8_THREADS) if encoder.threads > 1 else 1)
+    except (OnnxUnavailable, ImportError, OSError, ValueError, RuntimeError) as exc:
+        notes.append(f"requests are embedded by the float graph: no int8 copy ({exc})")
         return encoder

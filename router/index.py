@@ -306,6 +306,23 @@ class LibrarySource:
         except ModelLoadError as exc:
             raise ModelError(str(exc)) from None
 
+    def encode_requests(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Unit embeddings of requests (what is routed, never what is indexed): the encoder's own request path
+        when it has one (the ONNX export's int8 copy, :mod:`router.encoders`), else :meth:`encode`."""
+        import numpy as np
+
+        from indexes import ModelLoadError
+
+        embed = getattr(self.encoder, "encode_requests", None)
+        if embed is None:
+            return self.encode(texts, progress=progress)
+        if not texts:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        try:
+            return embed(list(texts))
+        except ModelLoadError as exc:
+            raise ModelError(str(exc)) from None
+
 
 def texts_key(names: Sequence[str], config: RouterConfig) -> str:
     """What the texts of the signals ``names`` are kept under: a signal's text depends on the skill and the
@@ -459,6 +476,9 @@ class LibraryIndex:
             if isinstance(encoder, SentenceEncoder):
                 with steps.step("exporting the embedding model to ONNX (once per machine)"):
                     encoder = encoders.export_for_next_time(encoder, notes)
+            elif encoders.lacks_int8(encoder):  # an export made before its int8 request graph existed
+                with steps.step("making the int8 request graph of the embedding model (once per machine)"):
+                    encoder = encoders.with_int8(encoder, notes)
         source = dataclasses.replace(source, chosen_encoder=encoder, notes=(*notes, *report.notes))
         return cls(source, signals, store.index_folder(source.spec), store, report)
 

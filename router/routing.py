@@ -305,8 +305,14 @@ class Router:
         return self._index.encoder
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
-        """Unit embeddings of ``texts``, shape (len(texts), dim), in the encoder's own batch size."""
+        """Unit embeddings of ``texts`` as the library's texts are embedded, shape (len(texts), dim), in the
+        encoder's own batch size."""
         return self._index.source.encode(texts, progress=progress)
+
+    def encode_requests(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Unit embeddings of requests as routing embeds them (:meth:`router.index.LibrarySource.encode_requests`:
+        the int8 request graph where the export has one)."""
+        return self._index.source.encode_requests(texts, progress=progress)
 
     @property
     def signals(self) -> Scorer:
@@ -341,7 +347,7 @@ class Router:
         prefetch = getattr(signals, "prefetch", None)  # a store that reads what needs no vector while embedding
         if prefetch is not None:
             prefetch(routed)
-        vectors = self.encode(routed + contexts, progress=progress)
+        vectors = self.encode_requests(routed + contexts, progress=progress)
         scores = signals.score(routed, vectors[:len(texts)])
         context = signals.score(contexts, vectors[len(texts):]) if len(rows) else {}
         return Scored(tuple(texts), vectors[:len(texts)], scores, context, rows)

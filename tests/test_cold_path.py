@@ -73,21 +73,30 @@ def requests() -> list[str]:
 
 
 def test_onnx_and_torch_routes_agree(tmp_path: Path, onnx, encoder: Encoder) -> None:
-    """Top-5 sets equal on at least 99.9% of requests and fused scores within 1e-4."""
+    """The export's float graph: top-5 sets equal on at least 99.9% of requests and fused scores within 1e-4. Its
+    int8 request graph (what routing embeds requests with), whose vectors lie within a cosine of 0.95: top-5 sets
+    equal on at least 75% and the first skill on at least 92% (measured 81.9% and 95.5% of 376; the swaps are
+    near-ties, and no dev set's accuracy moved measurably, benchmarks/README.md)."""
+    from indexes import OnnxEncoder
+
     texts = requests()
     config = RouterConfig(route_above=0)
     warm = Router.from_skills([str(BUNDLED)], "genkit", config, index_folder=str(tmp_path / "idx"),
                               encoder=encoder)
-    cold = Router.from_skills([str(BUNDLED)], "genkit", config, index_folder=str(tmp_path / "idx"),
-                              encoder=onnx)
-    assert cold.embedded_count == 0  # the vectors of the index are shared
-    scored_warm, scored_cold = warm.score_many(texts), cold.score_many(texts)
-    fused_warm, fused_cold = warm.fuse(scored_warm), cold.fuse(scored_cold)
-    assert float(np.abs(fused_warm - fused_cold).max()) <= 1e-4
-    tops_warm = [{m.id for m in row} for row in warm.rank_scored(scored_warm, 5)]
-    tops_cold = [{m.id for m in row} for row in cold.rank_scored(scored_cold, 5)]
-    agree = sum(a == b for a, b in zip(tops_warm, tops_cold)) / len(texts)
-    assert agree >= 0.999, agree
+    scored_warm = warm.score_many(texts)
+    fused_warm = warm.fuse(scored_warm)
+    tops_warm = [[m.id for m in row] for row in warm.rank_scored(scored_warm, 5)]
+    for int8, top5, top1 in ((False, 0.999, 0.999), (True, 0.75, 0.92)):
+        cold = Router.from_skills([str(BUNDLED)], "genkit", config, index_folder=str(tmp_path / "idx"),
+                                  encoder=OnnxEncoder.load(onnx.folder, int8=int8))
+        assert cold.embedded_count == 0  # the vectors of the index are shared
+        scored_cold = cold.score_many(texts)
+        if not int8:
+            assert float(np.abs(fused_warm - cold.fuse(scored_cold)).max()) <= 1e-4
+        tops_cold = [[m.id for m in row] for row in cold.rank_scored(scored_cold, 5)]
+        agree = sum(set(a) == set(b) for a, b in zip(tops_warm, tops_cold)) / len(texts)
+        first = sum(a[0] == b[0] for a, b in zip(tops_warm, tops_cold)) / len(texts)
+        assert agree >= top5 and first >= top1, (int8, agree, first)
 
 
 def test_without_an_export_the_router_falls_back_with_a_note(tmp_path: Path, monkeypatch) -> None:

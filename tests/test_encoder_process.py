@@ -31,8 +31,11 @@ def test_the_child_embeds_the_very_vectors_of_the_encoder_here(onnx: object) -> 
             got = process.encode(texts)
             assert got.dtype == np.float32 and got.shape == (len(texts), 384)
             assert np.array_equal(got, onnx.encode(texts))  # type: ignore[attr-defined]  # bit for bit
+            asked = process.encode_requests(texts)  # by the int8 request graph, there as here
+            assert np.array_equal(asked, onnx.encode_requests(texts))  # type: ignore[attr-defined]
+            assert not np.array_equal(asked, got)
         assert process.encode([]).shape == (0, 384)
-        assert process.encoded_count == len(TEXTS) + 3
+        assert process.encoded_count == 2 * (len(TEXTS) + 3)
         with pytest.raises(TypeError, match="wrap it in a list"):
             process.encode("one string")
     finally:
@@ -80,9 +83,12 @@ def test_a_model_that_fails_to_resolve_is_reported(onnx: object) -> None:
 def test_prefetched_texts_are_answered_with_the_same_vectors(onnx: object) -> None:
     process = EncoderProcess(lambda: None, prefetch=TEXTS[:2])
     try:
-        assert np.array_equal(process.encode(TEXTS[:1]), onnx.encode(TEXTS[:1]))  # type: ignore[attr-defined]
+        requests = onnx.encode_requests  # type: ignore[attr-defined]
+        # the prefetch is a request's: a library's texts equal to it are embedded by the float graph all the same
         assert np.array_equal(process.encode(TEXTS[:2]), onnx.encode(TEXTS[:2]))  # type: ignore[attr-defined]
-        assert np.array_equal(process.encode(TEXTS[:2]), onnx.encode(TEXTS[:2]))  # type: ignore[attr-defined]
+        assert np.array_equal(process.encode_requests(TEXTS[:1]), requests(TEXTS[:1]))
+        assert np.array_equal(process.encode_requests(TEXTS[:2]), requests(TEXTS[:2]))
+        assert np.array_equal(process.encode_requests(TEXTS[:2]), requests(TEXTS[:2]))
     finally:
         process.close()
 

@@ -20,6 +20,8 @@ from indexes import onnx_encoder, onnx_export
 from indexes.onnx_encoder import (
     EXTERNAL_DATA_FILE,
     EXTERNAL_MODEL_FILE,
+    INT8_MIN_COSINE,
+    INT8_MODEL_FILE,
     MANIFEST,
     MODEL_FILE,
     TOLERANCE,
@@ -285,10 +287,77 @@ def test_an_export_made_before_the_copy_gets_it_from_ensure(cache: Path, tmp_pat
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     del manifest["external"]
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-    for name in (EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE):
+    del manifest["int8"]
+    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    for name in (EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE, INT8_MODEL_FILE):
         (folder / name).unlink()
-    assert OnnxEncoder.load(folder).model_path() == folder / MODEL_FILE
-    ensure_onnx_encoder(cache_dir=tmp_path / "cache")
+    before = OnnxEncoder.load(folder)
+    assert before.model_path() == folder / MODEL_FILE and not before.int8_requests
+    got = ensure_onnx_encoder(cache_dir=tmp_path / "cache")
+    assert got.model_path() == folder / EXTERNAL_MODEL_FILE and got.request_path() == folder / INT8_MODEL_FILE
     assert OnnxEncoder.load(folder).model_path() == folder / EXTERNAL_MODEL_FILE
     assert sorted(p.name for p in folder.iterdir()) == sorted([MANIFEST, MODEL_FILE, "tokenizer.json",
-                                                               EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE])
+                                                               EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE,
+                                                               INT8_MODEL_FILE])
+
+
+def test_requests_run_the_checked_int8_copy_and_a_library_s_texts_the_float_graph(cache: Path,
+                                                                                  onnx: OnnxEncoder) -> None:
+    folder = export_dir(cache_dir=cache)
+    record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["int8"]
+    assert record["passed"] is True and record["threshold"] == INT8_MIN_COSINE == 0.95
+    assert INT8_MIN_COSINE <= record["min_cosine"] < 1.0
+    assert record["files"][INT8_MODEL_FILE]["bytes"] == (folder / INT8_MODEL_FILE).stat().st_size
+    assert onnx.int8_requests and onnx.request_path() == folder / INT8_MODEL_FILE
+    inline = OnnxEncoder(folder, json.loads((folder / MANIFEST).read_text(encoding="utf-8")), onnx._tokenizer)
+    inline._open(folder / MODEL_FILE)
+    assert np.array_equal(onnx.encode(TEXTS), inline.encode(TEXTS))  # what is indexed: the float graph's bits
+    asked = onnx.encode_requests(TEXTS)
+    assert asked.dtype == np.float32 and asked.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(asked, axis=1), 1.0, atol=1e-5)
+    cosines = (asked * inline.encode(TEXTS)).sum(axis=1)
+    assert cosines.min() >= INT8_MIN_COSINE and cosines.max() < 0.99999  # close, and really another graph
+    alone = np.concatenate([onnx.encode_requests([text]) for text in TEXTS])
+    assert np.array_equal(alone, asked)  # what other requests it is embedded with does not change a vector
+    assert onnx.encode_requests([]).shape == (0, 384)
+
+
+def test_a_router_process_opens_only_the_int8_session_until_it_embeds_a_library_text(cache: Path) -> None:
+    loaded = OnnxEncoder.load(export_dir(cache_dir=cache), threads=2)
+    assert loaded._session is None and loaded._request_session is not None
+    loaded.encode_requests(TEXTS[:1] * 9)  # many requests: a one-thread int8 session, still no float one
+    assert loaded._session is None
+    assert np.array_equal(loaded.encode(TEXTS[:1]), OnnxEncoder.load(export_dir(cache_dir=cache),
+                                                                     int8=False).encode(TEXTS[:1]))
+    assert loaded._session is not None
+
+
+def test_int8_off_embeds_requests_by_the_float_graph(cache: Path, onnx: OnnxEncoder) -> None:
+    plain = OnnxEncoder.load(export_dir(cache_dir=cache), int8=False)
+    assert not plain.int8_requests and plain.request_path() == plain.model_path()
+    assert np.array_equal(plain.encode_requests(TEXTS), onnx.encode(TEXTS))
+
+
+def test_a_damaged_int8_copy_falls_back_to_the_float_graph(export_copy: Path, onnx: OnnxEncoder) -> None:
+    with (export_copy / INT8_MODEL_FILE).open("r+b") as handle:
+        handle.truncate(1000)
+    loaded = OnnxEncoder.load(export_copy)
+    assert not loaded.int8_requests
+    assert np.array_equal(loaded.encode_requests(TEXTS), onnx.encode(TEXTS))
+
+
+def test_an_int8_copy_that_fails_its_check_is_recorded_not_used_and_not_made_again(
+        export_copy: Path, onnx: OnnxEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    (export_copy / INT8_MODEL_FILE).unlink()
+    monkeypatch.setattr(onnx_export, "INT8_MIN_COSINE", 0.99999)  # no int8 vector is that close
+    assert onnx_export.add_int8_copy(export_copy) is False
+    manifest = json.loads((export_copy / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["int8"]["passed"] is False and "files" not in manifest["int8"]
+    assert INT8_MIN_COSINE <= manifest["int8"]["min_cosine"] < 0.99999
+    assert not (export_copy / INT8_MODEL_FILE).exists()
+    assert not onnx_export.wants_int8(manifest)  # the same library versions would fail it again
+    manifest["int8"]["versions"] = {"onnxruntime": "0.0"}
+    assert onnx_export.wants_int8(manifest)  # other versions may pass
+    loaded = OnnxEncoder.load(export_copy)
+    assert not loaded.int8_requests
+    assert np.array_equal(loaded.encode_requests(TEXTS), onnx.encode(TEXTS))

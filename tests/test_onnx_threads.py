@@ -31,9 +31,11 @@ def cache(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Path:
     return home
 
 
-def session_threads(encoder: OnnxEncoder) -> tuple[int, str]:
-    """The session's intra-op threads and whether they spin ("" when the session was left onnxruntime's default)."""
-    options = encoder._session.get_session_options()
+def session_threads(encoder: OnnxEncoder, *, float_graph: bool = False) -> tuple[int, str]:
+    """The request session's intra-op threads (``float_graph``: the float session's) and whether they spin (""
+    when the session was left onnxruntime's default)."""
+    session = encoder._library() if float_graph else encoder._request_session or encoder._library()
+    options = session.get_session_options()
     try:
         spinning = options.get_session_config_entry("session.intra_op.allow_spinning")
     except RuntimeError:  # onnxruntime raises for a key that was never set
@@ -48,8 +50,10 @@ def test_two_threads_give_the_vectors_of_one_to_the_last_bit(cache: Path) -> Non
     assert session_threads(one)[0] == 1
     assert session_threads(two) == (2, "0")  # the second thread sleeps while it waits
     for request in REQUESTS:  # one request a call, as a router embeds them
+        assert np.array_equal(one.encode_requests([request]), two.encode_requests([request])), request
         assert np.array_equal(one.encode([request]), two.encode([request])), request
     assert np.array_equal(one.encode(REQUESTS), two.encode(REQUESTS))  # batches on the worker pool
+    assert np.array_equal(one.encode_requests(REQUESTS), two.encode_requests(REQUESTS))
 
 
 @pytest.mark.skipif(cores() < 2, reason="one core: a second intra-op thread is never made")
@@ -114,13 +118,23 @@ def test_the_one_encoder_choice_uses_the_environment_s_count_unless_told(cache: 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.delenv(encoders.ENV_SWITCH, raising=False)
     monkeypatch.delenv(encoders.THREADS_ENV, raising=False)
+    monkeypatch.delenv(encoders.INT8_ENV, raising=False)
     chosen = encoders.choose(None, [])
-    assert isinstance(chosen, OnnxEncoder) and session_threads(chosen) == (2, "0")  # a router's default
+    assert isinstance(chosen, OnnxEncoder) and chosen.int8_requests
+    assert session_threads(chosen, float_graph=True) == (2, "0")  # a router's default for a library's texts
+    assert session_threads(chosen) == (1, "") and chosen.int8_threads == 1  # and for its requests
     server = encoders.choose(None, [], threads=1)  # what serve and the hook's encoder process ask for
     assert isinstance(server, OnnxEncoder) and server.threads == session_threads(server)[0] == 1
+    assert session_threads(server, float_graph=True)[0] == 1
     monkeypatch.setenv(encoders.THREADS_ENV, "1")
     chosen = encoders.choose(None, [])
-    assert isinstance(chosen, OnnxEncoder) and session_threads(chosen)[0] == 1
+    assert isinstance(chosen, OnnxEncoder) and session_threads(chosen, float_graph=True)[0] == 1
+    monkeypatch.setenv(encoders.THREADS_ENV, "2")  # said: the int8 session too
+    chosen = encoders.choose(None, [])
+    assert isinstance(chosen, OnnxEncoder) and session_threads(chosen) == (2, "0")
+    monkeypatch.setenv(encoders.INT8_ENV, "0")  # no int8 graph: requests on the float session's two
+    chosen = encoders.choose(None, [])
+    assert isinstance(chosen, OnnxEncoder) and session_threads(chosen) == (2, "0") and not chosen.int8_requests
 
 
 @pytest.mark.skipif(cores() < 2, reason="one core: a second intra-op thread is never made")

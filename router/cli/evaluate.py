@@ -141,7 +141,7 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
     signals = router.signals
     router.rank(sample[0])  # warm up
     def alone(name: str) -> Callable[[str], Any]:  # one signal's own scoring of one request
-        return lambda q: signals.score([q], router.encode([q]))[name]
+        return lambda q: signals.score([q], router.encode_requests([q]))[name]
 
     paths: dict[str, Callable[[str], Any]] = {
         **{name: alone(name) for name in signal_names()},
@@ -149,7 +149,7 @@ def _latencies(router: Any, requests: Sequence[Any], names: Sequence[str]) -> di
     }
     if hasattr(signals, "bm25") and hasattr(signals, "dense"):  # in process: each index's own scoring call
         paths["bm25"] = signals.bm25.scores
-        paths["dense"] = lambda q: signals.dense.scores(router.encode([q])[0])
+        paths["dense"] = lambda q: signals.dense.scores(router.encode_requests([q])[0])
     from router import progress
 
     out = {}

@@ -418,6 +418,11 @@ def index_library(library: Any) -> str:
         from router.encoders import export_for_next_time
 
         export_for_next_time(encoder, notes)
+    else:
+        from router.encoders import lacks_int8, with_int8
+
+        if lacks_int8(encoder):  # an export made before its int8 request graph existed
+            with_int8(encoder, notes)
     return (f"indexed {len(router.skills)} skills in {time.perf_counter() - start:.1f} s: "
             f"{daemon.index_folder(library)}")
 

@@ -60,6 +60,11 @@ class SharedEncoder:
         with self._lock:
             return self._encoder.encode(texts, **options)
 
+    def encode_requests(self, texts: Sequence[str]) -> Model:
+        embed = getattr(self._encoder, "encode_requests", None)
+        with self._lock:
+            return self._encoder.encode(texts) if embed is None else embed(texts)
+
 
 def route_many(router: Router, queries: Sequence[Query], k: int | None = None, pin: Sequence[str] = (),
                exclude: Sequence[str] = ()) -> list[Routing]:
@@ -247,7 +252,7 @@ class Service:
         self._encoder = SharedEncoder(self._model if self._model is not None else self._choose_encoder())
         router = self._factory(self._encoder)
         # A warm index loads without the model; load it now, so that the first request is not the one to wait.
-        self._encoder.encode(["warm up"])
+        self._encoder.encode_requests(["warm up"])
         for note in router.notes:
             log.warning("%s", note)
         result = self._result(router, time.perf_counter() - start)
