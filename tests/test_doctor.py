@@ -82,3 +82,27 @@ def test_doctor_exits_1_and_prints_each_failure_with_its_fix(project: Path) -> N
     failed = {s["name"]: s["fix"] for s in report["steps"] if not s["ok"]}
     assert report["ok"] is False and set(failed) >= {"index", "server", "hook", "sample prompt"}
     assert failed["hook"] == "skill-router setup claude-code"
+
+
+@pytest.mark.model
+def test_the_export_step_says_what_embeds_requests(project: Path, encoder: object,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from indexes.onnx_encoder import INT8_MODEL_FILE, MANIFEST, export_dir
+    from indexes.onnx_export import ensure_onnx_encoder
+
+    library = daemon.Library.of("claude-code", str(project))
+    folder = ensure_onnx_encoder(encoder).folder  # type: ignore[arg-type]
+    assert folder == export_dir(None)
+    assert doctor._export(library, "x") == doctor.Step("model export", True, f"{folder}, requests by its int8 copy")
+    monkeypatch.setenv("SKILL_ROUTER_INT8", "0")
+    assert doctor._export(library, "x").found == f"{folder}, requests by the float graph (SKILL_ROUTER_INT8=0)"
+    monkeypatch.delenv("SKILL_ROUTER_INT8")
+    (folder / INT8_MODEL_FILE).unlink()  # this test's own cache (XDG_CACHE_HOME)
+    step = doctor._export(library, "x")
+    assert step.ok and step.found == (f"{folder}, requests by the float graph (no int8 copy yet: 'skill-router "
+                                      "setup' or the next index build makes it)")
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    manifest["int8"] = {"passed": False, "min_cosine": 0.91}
+    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    assert doctor._export(library, "x").found == (f"{folder}, requests by the float graph (its int8 copy failed "
+                                                  "its check: cosine 0.91)")

@@ -120,7 +120,28 @@ def _export(library: Any, setup: str) -> Step:
                                                                       + setup)
     if not (folder / MANIFEST).exists():
         return Step("model export", False, f"not made yet ({folder})", setup)
-    return Step("model export", True, str(folder))
+    return Step("model export", True, f"{folder}{_requests_graph(folder)}")
+
+
+def _requests_graph(folder: Any) -> str:
+    """What embeds requests, said after the export's folder: its int8 copy, or why the float graph does (not a
+    failure: the answers are the same within noise, only slower)."""
+    from router import encoders
+
+    if not encoders.int8_enabled():
+        return f", requests by the float graph ({encoders.INT8_ENV}=0)"
+    try:
+        from indexes.onnx_encoder import int8_file, read_manifest
+
+        manifest = read_manifest(folder)
+    except Exception as exc:
+        return f", requests by the float graph ({exc})"
+    if int8_file(folder, manifest) is not None:
+        return ", requests by its int8 copy"
+    record = manifest.get("int8")
+    if isinstance(record, dict) and record.get("passed") is False:
+        return f", requests by the float graph (its int8 copy failed its check: cosine {record.get('min_cosine')})"
+    return ", requests by the float graph (no int8 copy yet: 'skill-router setup' or the next index build makes it)"
 
 
 def _metrics(state: Any, harness: str) -> str:
