@@ -24,7 +24,8 @@ every function takes ``cache_dir`` to put it elsewhere)::
                                     third of the CPU time. Without it (or when it fails its size/hash check)
                                     model.onnx is loaded.
         model-int8.onnx             the graph with int8 weights in its matrix products (one scale per output
-                                    channel), for requests only (:meth:`OnnxEncoder.encode_requests`); kept when
+        model-int8.onnx.data        channel) and its weights in the next file, mapped as the external copy's,
+                                    for requests only (:meth:`OnnxEncoder.encode_requests`); kept when
                                     every check text's vector lies within :data:`INT8_MIN_COSINE` of
                                     model.onnx's, recorded under ``int8``. A library's texts are always embedded
                                     by the float graph, so an index and its caches hold the same vectors with or
@@ -60,6 +61,7 @@ TOKENIZER_FILE = "tokenizer.json"
 EXTERNAL_MODEL_FILE = "model-external.onnx"
 EXTERNAL_DATA_FILE = "model-external.onnx.data"
 INT8_MODEL_FILE = "model-int8.onnx"
+INT8_DATA_FILE = "model-int8.onnx.data"
 # Least cosine of the int8 graph's vector with the float graph's on each check text for the int8 copy to be kept.
 # Over 1,000+ dev requests the per-channel copy's least cosine was 0.972 and its median 0.993; a broken
 # quantization gives far less (benchmarks/README.md, "Speed").
@@ -260,7 +262,8 @@ def int8_file(folder: Path, manifest: dict[str, Any]) -> Path | None:
     if not isinstance(files, dict):
         return None
     try:
-        _check_file(Path(folder), INT8_MODEL_FILE, files.get(INT8_MODEL_FILE))
+        for name in (INT8_MODEL_FILE, INT8_DATA_FILE):
+            _check_file(Path(folder), name, files.get(name))
     except OnnxUnavailable:
         return None
     return Path(folder) / INT8_MODEL_FILE

@@ -169,7 +169,7 @@ def lacks_int8(encoder: Any) -> bool:
     if not isinstance(encoder, OnnxEncoder) or encoder.int8_requests or not int8_enabled():
         return False
     try:
-        return wants_int8(read_manifest(encoder.folder))
+        return wants_int8(encoder.folder, read_manifest(encoder.folder))
     except OnnxUnavailable:
         return False
 

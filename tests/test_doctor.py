@@ -87,7 +87,7 @@ def test_doctor_exits_1_and_prints_each_failure_with_its_fix(project: Path) -> N
 @pytest.mark.model
 def test_the_export_step_says_what_embeds_requests(project: Path, encoder: object,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from indexes.onnx_encoder import INT8_MODEL_FILE, MANIFEST, export_dir
+    from indexes.onnx_encoder import INT8_DATA_FILE, INT8_MODEL_FILE, MANIFEST, export_dir
     from indexes.onnx_export import ensure_onnx_encoder
 
     library = daemon.Library.of("claude-code", str(project))
@@ -97,7 +97,8 @@ def test_the_export_step_says_what_embeds_requests(project: Path, encoder: objec
     monkeypatch.setenv("SKILL_ROUTER_INT8", "0")
     assert doctor._export(library, "x").found == f"{folder}, requests by the float graph (SKILL_ROUTER_INT8=0)"
     monkeypatch.delenv("SKILL_ROUTER_INT8")
-    (folder / INT8_MODEL_FILE).unlink()  # this test's own cache (XDG_CACHE_HOME)
+    for name in (INT8_MODEL_FILE, INT8_DATA_FILE):
+        (folder / name).unlink()  # this test's own cache (XDG_CACHE_HOME)
     step = doctor._export(library, "x")
     assert step.ok and step.found == (f"{folder}, requests by the float graph (no int8 copy yet: 'skill-router "
                                       "setup' or the next index build makes it)")

@@ -20,6 +20,7 @@ from indexes import onnx_encoder, onnx_export
 from indexes.onnx_encoder import (
     EXTERNAL_DATA_FILE,
     EXTERNAL_MODEL_FILE,
+    INT8_DATA_FILE,
     INT8_MIN_COSINE,
     INT8_MODEL_FILE,
     MANIFEST,
@@ -289,7 +290,7 @@ def test_an_export_made_before_the_copy_gets_it_from_ensure(cache: Path, tmp_pat
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     del manifest["int8"]
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-    for name in (EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE, INT8_MODEL_FILE):
+    for name in (EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE, INT8_MODEL_FILE, INT8_DATA_FILE):
         (folder / name).unlink()
     before = OnnxEncoder.load(folder)
     assert before.model_path() == folder / MODEL_FILE and not before.int8_requests
@@ -298,7 +299,7 @@ def test_an_export_made_before_the_copy_gets_it_from_ensure(cache: Path, tmp_pat
     assert OnnxEncoder.load(folder).model_path() == folder / EXTERNAL_MODEL_FILE
     assert sorted(p.name for p in folder.iterdir()) == sorted([MANIFEST, MODEL_FILE, "tokenizer.json",
                                                                EXTERNAL_MODEL_FILE, EXTERNAL_DATA_FILE,
-                                                               INT8_MODEL_FILE])
+                                                               INT8_MODEL_FILE, INT8_DATA_FILE])
 
 
 def test_requests_run_the_checked_int8_copy_and_a_library_s_texts_the_float_graph(cache: Path,
@@ -307,7 +308,10 @@ def test_requests_run_the_checked_int8_copy_and_a_library_s_texts_the_float_grap
     record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["int8"]
     assert record["passed"] is True and record["threshold"] == INT8_MIN_COSINE == 0.95
     assert INT8_MIN_COSINE <= record["min_cosine"] < 1.0
-    assert record["files"][INT8_MODEL_FILE]["bytes"] == (folder / INT8_MODEL_FILE).stat().st_size
+    for name in (INT8_MODEL_FILE, INT8_DATA_FILE):
+        assert record["files"][name]["bytes"] == (folder / name).stat().st_size
+    # the weights in the data file, which onnxruntime maps: the graph itself is small
+    assert (folder / INT8_MODEL_FILE).stat().st_size < 2_000_000 < (folder / INT8_DATA_FILE).stat().st_size
     assert onnx.int8_requests and onnx.request_path() == folder / INT8_MODEL_FILE
     inline = OnnxEncoder(folder, json.loads((folder / MANIFEST).read_text(encoding="utf-8")), onnx._tokenizer)
     inline._open(folder / MODEL_FILE)
@@ -339,25 +343,27 @@ def test_int8_off_embeds_requests_by_the_float_graph(cache: Path, onnx: OnnxEnco
 
 
 def test_a_damaged_int8_copy_falls_back_to_the_float_graph(export_copy: Path, onnx: OnnxEncoder) -> None:
-    with (export_copy / INT8_MODEL_FILE).open("r+b") as handle:
+    with (export_copy / INT8_DATA_FILE).open("r+b") as handle:
         handle.truncate(1000)
     loaded = OnnxEncoder.load(export_copy)
     assert not loaded.int8_requests
+    assert onnx_export.wants_int8(export_copy, json.loads((export_copy / MANIFEST).read_text(encoding="utf-8")))
     assert np.array_equal(loaded.encode_requests(TEXTS), onnx.encode(TEXTS))
 
 
 def test_an_int8_copy_that_fails_its_check_is_recorded_not_used_and_not_made_again(
         export_copy: Path, onnx: OnnxEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
-    (export_copy / INT8_MODEL_FILE).unlink()
+    for name in (INT8_MODEL_FILE, INT8_DATA_FILE):
+        (export_copy / name).unlink()
     monkeypatch.setattr(onnx_export, "INT8_MIN_COSINE", 0.99999)  # no int8 vector is that close
     assert onnx_export.add_int8_copy(export_copy) is False
     manifest = json.loads((export_copy / MANIFEST).read_text(encoding="utf-8"))
     assert manifest["int8"]["passed"] is False and "files" not in manifest["int8"]
     assert INT8_MIN_COSINE <= manifest["int8"]["min_cosine"] < 0.99999
-    assert not (export_copy / INT8_MODEL_FILE).exists()
-    assert not onnx_export.wants_int8(manifest)  # the same library versions would fail it again
+    assert not (export_copy / INT8_MODEL_FILE).exists() and not (export_copy / INT8_DATA_FILE).exists()
+    assert not onnx_export.wants_int8(export_copy, manifest)  # the same library versions would fail it again
     manifest["int8"]["versions"] = {"onnxruntime": "0.0"}
-    assert onnx_export.wants_int8(manifest)  # other versions may pass
+    assert onnx_export.wants_int8(export_copy, manifest)  # other versions may pass
     loaded = OnnxEncoder.load(export_copy)
     assert not loaded.int8_requests
     assert np.array_equal(loaded.encode_requests(TEXTS), onnx.encode(TEXTS))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from indexes import Encoder, OnnxEncoder, ensure_onnx_encoder
-from indexes.onnx_encoder import INT8_MIN_COSINE, INT8_MODEL_FILE, MANIFEST
+from indexes.onnx_encoder import INT8_DATA_FILE, INT8_MIN_COSINE, INT8_MODEL_FILE, MANIFEST
 from router import encoders
 from router.config import RouterConfig
 from router.routing import Router
@@ -82,7 +82,8 @@ def test_a_build_that_embeds_makes_the_int8_graph_an_older_export_lacks(cache: P
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     del manifest["int8"]
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / INT8_MODEL_FILE).unlink()
+    for name in (INT8_MODEL_FILE, INT8_DATA_FILE):
+        (folder / name).unlink()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(encoders.INT8_ENV, raising=False)
     older = encoders.choose(None, [])
