@@ -389,7 +389,7 @@ def ensure_onnx_encoder(
             if found.model_path().name != EXTERNAL_MODEL_FILE:  # an export made before the copy existed
                 with contextlib.suppress(OnnxUnavailable, OSError, ValueError):
                     upgraded = add_external_copy(out_dir)
-            if wants_int8(out_dir, read_manifest(out_dir)):  # nor the int8 one
+            if int8 and wants_int8(out_dir, read_manifest(out_dir)):  # nor the int8 one
                 with contextlib.suppress(OnnxUnavailable, ImportError, OSError, ValueError, RuntimeError):
                     upgraded = add_int8_copy(out_dir) or upgraded
             if not upgraded:
