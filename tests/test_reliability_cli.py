@@ -456,9 +456,12 @@ def test_row_10_a_threshold_that_abstains_on_most_held_out_requests_is_never_wri
     assert RouterConfig.load(tmp_path / "skill-router.json").threshold is None
     assert not any(key.startswith(("abstention", "false_abstention")) for key in report["held_out"])
     note = err.splitlines()[0]
-    assert re.fullmatch(r"tune: dropped the fitted abstention threshold 0\.9999\d*: it abstains on 100% of the "
-                        r"held-out requests that have a gold skill \(more than 50%\); the config keeps no threshold",
-                        note), note
+    # Just below the dev requests' confidence: near 1, as a description scored against itself is (a little less
+    # under the int8 request graph, which embeds the request but not the description).
+    fitted = re.fullmatch(r"tune: dropped the fitted abstention threshold (0\.\d+): it abstains on 100% of the "
+                          r"held-out requests that have a gold skill \(more than 50%\); the config keeps no threshold",
+                          note)
+    assert fitted and float(fitted.group(1)) > 0.95, note
     assert report["notes"] == [note.removeprefix("tune: ")]
 
 
