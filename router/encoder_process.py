@@ -141,15 +141,18 @@ def _requests(encoder: Any) -> Callable[[list[str]], np.ndarray]:
     return encoder.encode if embed is None else embed
 
 
-def _die_with_parent() -> None:
-    """Have the kernel kill this process when its parent ends (Linux; elsewhere it leaves at the end of the pipe,
-    once its model is loaded): a hook's child killed at its deadline takes the model's process with it."""
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent ``parent`` ends (Linux; elsewhere it leaves at the end of
+    the pipe, once its model is loaded): a hook's child killed at its deadline takes the model's process with it.
+    A parent that ended before the kernel was asked (between the fork and here) ends this process now."""
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 class EncoderProcess:
@@ -169,6 +172,7 @@ class EncoderProcess:
         self.notes: list[str] = []
         child_requests, self._requests = os.pipe()
         self._answers, child_answers = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             code = 0
@@ -176,7 +180,7 @@ class EncoderProcess:
                 for fd in (self._requests, self._answers, *close_fds):
                     os.close(fd)
                 gc.disable()  # it lives for one answer or a few: its cycles are freed by its exit
-                _die_with_parent()
+                _die_with_parent(parent)
                 _serve(model_of, child_requests, child_answers, list(prefetch))
             except BaseException:
                 code = 1

@@ -139,10 +139,12 @@ def test_the_model_process_ends_with_the_process_that_started_it() -> None:
         os.kill(child, 0)  # running
         starter.kill()
         starter.wait(timeout=30)
-        for _ in range(200):
+        for _ in range(600):  # a killed child waits as a zombie until init reaps it: gone as well
             try:
                 os.kill(child, 0)
-            except ProcessLookupError:
+                if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    break
+            except (ProcessLookupError, FileNotFoundError):
                 break
             time.sleep(0.05)
         else:
