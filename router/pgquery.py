@@ -186,20 +186,24 @@ def top_positions(row: np.ndarray, slot_of: np.ndarray, depth: int) -> np.ndarra
     return matched[order[:depth]]
 
 
-def dense_sql(generation: Any) -> Any:
+def dense_sql(generation: Any, *, records: bool = False) -> Any:
     """The HNSW top ``%(k)s`` of the skills' vectors and the skills ``%(extra)s`` (slots): for each, (slot, cosine,
     in the dense top), and with example requests their HNSW top ``%(k)s`` too and each candidate's best example
-    cosine. Only a candidate outside the dense top reads its vector by key (a lateral lookup)."""
+    cosine. Only a candidate outside the dense top reads its vector by key (a lateral lookup). ``records``: each
+    row ends with the candidate's generation of birth and catalogue record (the text of its row, read from the
+    heap tuple the statement visits anyway), so that a replica renders the skills it shows without another round
+    trip (:meth:`router.pgstore.StoredRows.offer`)."""
     from psycopg import sql
 
     live = "born <= %(g)s AND died > %(g)s"
-    parts = ["dt AS MATERIALIZED (SELECT slot, -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE " + live +
-             " ORDER BY embedding <#> %(q)s LIMIT %(k)s)"]
+    kept = "born, record, " if records else ""
+    parts = ["dt AS MATERIALIZED (SELECT slot, " + kept + "-(embedding <#> %(q)s) AS cosine FROM {docs} WHERE " +
+             live + " ORDER BY embedding <#> %(q)s LIMIT %(k)s)"]
     union = ["SELECT slot FROM dt", "SELECT unnest(%(extra)s::int4[])"]
     columns = ["c.slot", "coalesce(dt.cosine, d.cosine)", "dt.slot IS NOT NULL"]
     joins = ["LEFT JOIN dt ON dt.slot = c.slot",
-             "LEFT JOIN LATERAL (SELECT -(embedding <#> %(q)s) AS cosine FROM {docs} WHERE dt.slot IS NULL AND "
-             "slot = c.slot AND " + live + " LIMIT 1) d ON true"]
+             "LEFT JOIN LATERAL (SELECT " + kept + "-(embedding <#> %(q)s) AS cosine FROM {docs} WHERE dt.slot IS "
+             "NULL AND slot = c.slot AND " + live + " LIMIT 1) d ON true"]
     if generation.has_examples:
         parts.append("xt AS MATERIALIZED (SELECT slot FROM {examples} WHERE " + live + " ORDER BY embedding <#> "
                      "%(q)s LIMIT %(k)s)")
@@ -207,6 +211,8 @@ def dense_sql(generation: Any) -> Any:
         columns.append("x.best")
         joins.append("LEFT JOIN LATERAL (SELECT max(-(e.embedding <#> %(q)s)) AS best FROM {examples} e WHERE "
                      "e.slot = c.slot AND e.born <= %(g)s AND e.died > %(g)s) x ON true")
+    if records:
+        columns += ["coalesce(dt.born, d.born)", "coalesce(dt.record, d.record)"]
     parts.append("c AS MATERIALIZED (" + " UNION ".join(union) + ")")
     text = "WITH " + ", ".join(parts) + " SELECT " + ", ".join(columns) + " FROM c " + " ".join(joins)
     return sql.SQL(text).format(docs=generation.table("docs"), examples=generation.table("examples"))

@@ -1109,6 +1109,9 @@ class PgSignals:
         self._slot_of = np.zeros(g.n, dtype=np.int64)  # position -> slot: ties in a BM25 top list go in slot order
         self._slot_of[self._position[g.slots]] = g.slots
         self._pending = threading.local()  # a request's BM25 scored while it is embedded (prefetch)
+        #: Given the (slot, generation of birth, record text) of each request's candidates when set (a replica's
+        #: :meth:`StoredRows.offer`): the dense statement then reads them too.
+        self.offer: Callable[[Sequence[tuple[int, int, str]]], None] | None = None
         self.terms = pgquery.TermCache()  # the frequent terms' weighed postings of this generation
 
     def wanted(self) -> tuple[int, int]:
@@ -1380,7 +1383,8 @@ class PgSignals:
             for (rows, extra), vector in zip(lexical, vectors):
                 q = np.asarray(vector, dtype=np.float32)
                 out = dict(rows)
-                cursor = conn.execute(pgquery.dense_sql(g), {"q": q, "g": g.id, "k": depth,
+                cursor = conn.execute(pgquery.dense_sql(g, records=self.offer is not None),
+                                      {"q": q, "g": g.id, "k": depth,
                                                               "extra": "{" + ",".join(map(str, extra)) + "}"})
                 example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
                 sent.append((q, cursor, example_cursor, self._row_cursors(conn, q)))
@@ -1391,6 +1395,8 @@ class PgSignals:
             if not rows:
                 raise StoreUnavailable(f"generation {g.id} of the index returned no candidates; the next request "
                                        f"reads the current generation")
+            if self.offer is not None:  # the candidates' catalogue rows, for the skills the routing will show
+                self.offer([(r[0], r[-2], r[-1]) for r in rows if r[-1] is not None])
             self._row_scores(row_cursors, out)
             where, dense_values, mu, second, ceiling, dense, cut = self._dense_of(rows, q, depth)
             out["dense"] = dense
@@ -1685,6 +1691,7 @@ def follow(service: Any, url: str) -> Listener:
 # -- a replica's catalogue: ids and names in memory, every other field read from the database when used ------------
 ROW_CACHE = 4096  # catalogue rows a replica keeps (the skills it showed lately)
 READ_AHEAD = 512  # rows read at once when the skills are walked in order (GET /v1/skills, a tool listing)
+OFFERED = 8192  # candidates' record texts a thread keeps until its routing's shown skills are read
 
 
 class StoredRows:
@@ -1698,6 +1705,18 @@ class StoredRows:
         self._lock = threading.Lock()
         self._last = -2
         self.reads = 0
+        self._offered = threading.local()  # this thread's routing's candidates' record texts, by (slot, born)
+
+    def offer(self, records: Sequence[tuple[int, int, str]]) -> None:
+        """The record texts of a routing's candidates ((slot, generation of birth, text), read by its dense
+        statement), kept for this thread until its next :meth:`warm`, which parses those of the skills shown
+        instead of reading them (at most :data:`OFFERED` are kept: a thread that scores without showing drops
+        them)."""
+        offered: dict[tuple[int, int], str] | None = getattr(self._offered, "texts", None)
+        if offered is None or len(offered) + len(records) > OFFERED:
+            offered = self._offered.texts = {}
+        for slot, born, text in records:
+            offered[(int(slot), int(born))] = text
 
     def record(self, slot: int, born: int) -> dict[str, Any]:
         key = (slot, born)
@@ -1725,8 +1744,16 @@ class StoredRows:
     def warm(self, keys: Sequence[tuple[int, int]]) -> None:
         """Read the rows of ``keys`` ((slot, generation of birth)) that are not kept, in one statement: the
         skills a routing shows, before anything renders them (one round trip instead of one a skill)."""
+        offered: dict[tuple[int, int], str] = getattr(self._offered, "texts", None) or {}
+        self._offered.texts = None
         with self._lock:
             missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+            for key in [k for k in missing if k in offered]:
+                self._cache[key] = json.loads(offered[key])
+                self._cache.move_to_end(key)
+            missing = [k for k in missing if k not in offered]
+            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
+                self._cache.popitem(last=False)
         if not missing:
             return
         query = _sql("SELECT d.slot, d.born, d.record FROM {d} d JOIN unnest(%(s)s::int4[], %(b)s::int8[]) AS k(slot, "
@@ -1903,8 +1930,12 @@ class Replica:
 
         source = LibrarySource(self.spec, self.config, registry, self.spec.profile,
                                chosen_encoder=encoder).chosen()
-        signals: Scorer = PgSignals(self.db, generation, Tokenizer.from_dict(generation.params["tokenizer"]),
-                                    self.config.k, rows=scored_rows(generation, self.config, self.db.url))
+        scorer = PgSignals(self.db, generation, Tokenizer.from_dict(generation.params["tokenizer"]), self.config.k,
+                           rows=scored_rows(generation, self.config, self.db.url))
+        stored = next(iter(registry.skills), None)
+        if isinstance(stored, StoredSkill):  # the shown skills' rows come with the dense statement
+            scorer.offer = stored._rows.offer
+        signals: Scorer = scorer
         if generation.n <= passages.MAX_SKILLS:  # as in process: past it no passage index, so no body is read
             signals = beside(signals, source, ("passages",))
         report = BuildReport(chance=kept_chance(generation, signals, source.encoder.model_id))
@@ -1913,7 +1944,8 @@ class Replica:
 
 
 def _replica_router() -> type:
-    """:class:`router.routing.Router` whose routings read the rows of the skills they show in one statement."""
+    """:class:`router.routing.Router` whose routings read the rows of the skills they show in one statement, those
+    the dense statement did not bring with the candidates (:meth:`StoredRows.offer`)."""
     global _REPLICA_ROUTER
     if _REPLICA_ROUTER is None:
         from router.routing import Router

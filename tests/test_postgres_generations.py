@@ -132,6 +132,33 @@ def test_a_replica_renders_and_loads_skills_exactly_as_the_file_store(pg, capsys
     assert [s.id for s in replica.skills] == [s.id for s in files.skills]  # a first build: slots in file order
 
 
+def test_on_the_hnsw_path_a_replica_renders_the_skills_it_shows_from_its_dense_statement(pg, capsys, tmp_path,
+                                                                                        monkeypatch) -> None:
+    # The dense statement brings each candidate's catalogue row, so a routing reads no row on its own; what it
+    # renders is what a replica that reads the shown rows in a statement of their own renders.
+    from router import passages, pgstore
+    from router.config import RouterConfig
+    from router.spec import LibrarySpec
+
+    monkeypatch.setattr(pgstore, "EXACT_BELOW", 10)  # 52 skills: HNSW index and top lists
+    monkeypatch.setattr(passages, "MAX_SKILLS", 10)  # as a catalogue past it: no passage index reads the bodies
+    library = copy_bundled(tmp_path / "skills")
+    _index(capsys, library, pg.url)
+    spec = LibrarySpec.create([str(library)])
+    config = RouterConfig().with_(index_url=pg.url)
+    offered, alone = (pgstore.Replica(spec, config, pgstore.database(pg.url))() for _ in range(2))
+    alone.signals.offer = None  # type: ignore[attr-defined]
+    offered_rows, alone_rows = offered.skills[0]._rows, alone.skills[0]._rows
+    assert offered_rows is not alone_rows and offered.signals.offer == offered_rows.offer  # type: ignore[attr-defined]
+    queries = _queries("bundled-dev.jsonl")[:30]
+    for query in queries:
+        assert offered.render(query) == alone.render(query)
+    assert offered_rows.reads == 0 < alone_rows.reads  # the other read the rows it had not kept yet
+    shown = offered.route(queries[0], 3).shown
+    assert [s.description for s in shown] == [alone.skill_by_id(s.id).description for s in shown]
+    assert offered_rows.reads == 0
+
+
 def test_requests_on_the_hnsw_path_are_planned_with_their_own_vector_never_a_generic_plan(pg, capsys, tmp_path,
                                                                                        monkeypatch) -> None:
     # psycopg prepares a statement run five times, and PostgreSQL may then plan it once for any vector: the HNSW
