@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
-from cli_support import run
+from cli_support import as_routed_cosines, run
 from router.cli import main
 from router.profiles.agentskills import INSTRUCTIONS
 from router.profiles.genkit import FOOTER, HEADER
@@ -655,13 +655,9 @@ def test_examples_learned_under_one_profile_route_under_another_and_eval_warns(l
     assert out == f"learned 1 new example requests for 1 skills -> {learned / folders[0]}\n"
     ranked = json.loads(run(capsys, "route", request, "--skills", str(library), "--profile", "claude-code",
                             "--json")[1])
-    # The learned example is embedded as a library's texts are, the request as requests are (the int8 graph where
-    # the export has one), so the example's score is the cosine of those two vectors: 1 without the int8 graph.
-    from router.encoders import choose
-
-    encoder = choose(None, [])
-    embed_request = getattr(encoder, "encode_requests", encoder.encode)
-    expected = float(embed_request([request])[0] @ encoder.encode([request])[0])
+    # The learned example is embedded as a library's texts are, the request as requests are: the example's score is
+    # the cosine of those two vectors.
+    expected = float(as_routed_cosines([request])[0])
     assert expected > 0.95
     assert ranked[0]["id"] == "recipe-scaling" and ranked[0]["scores"]["examples"] == pytest.approx(expected, abs=1e-5)
     status, _, err = run(capsys, "eval", "--queries", str(labels), "--skills", str(library), "--profile",
