@@ -76,7 +76,7 @@ import sys
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -1384,8 +1384,7 @@ class PgSignals:
                 q = np.asarray(vector, dtype=np.float32)
                 out = dict(rows)
                 cursor = conn.execute(pgquery.dense_sql(g, records=self.offer is not None),
-                                      {"q": q, "g": g.id, "k": depth,
-                                                              "extra": "{" + ",".join(map(str, extra)) + "}"})
+                                      {"q": q, "g": g.id, "k": depth, "extra": "{" + ",".join(map(str, extra)) + "}"})
                 example_cursor = pgexamples.query(conn, g, q) if g.has_examples and pgexamples.exact(g) else None
                 sent.append((q, cursor, example_cursor, self._row_cursors(conn, q)))
                 outs.append(out)
@@ -1748,12 +1747,8 @@ class StoredRows:
         self._offered.texts = None
         with self._lock:
             missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
-            for key in [k for k in missing if k in offered]:
-                self._cache[key] = json.loads(offered[key])
-                self._cache.move_to_end(key)
+            self._put((key, json.loads(offered[key])) for key in missing if key in offered)
             missing = [k for k in missing if k not in offered]
-            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
-                self._cache.popitem(last=False)
         if not missing:
             return
         query = _sql("SELECT d.slot, d.born, d.record FROM {d} d JOIN unnest(%(s)s::int4[], %(b)s::int8[]) AS k(slot, "
@@ -1769,11 +1764,16 @@ class StoredRows:
         rows = cursor.fetchall()
         self.reads += 1
         with self._lock:
-            for slot, born, record in rows:
-                self._cache[(int(slot), int(born))] = json.loads(record)
-                self._cache.move_to_end((int(slot), int(born)))
-            while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
-                self._cache.popitem(last=False)
+            self._put(((int(slot), int(born)), json.loads(record)) for slot, born, record in rows)
+
+    def _put(self, records: Iterable[tuple[tuple[int, int], dict[str, Any]]]) -> None:
+        """Keep ``records`` ((slot, generation of birth), parsed row) as the newest, the oldest kept rows dropped
+        past :data:`ROW_CACHE` (or :data:`READ_AHEAD`); the caller holds the lock."""
+        for key, record in records:
+            self._cache[key] = record
+            self._cache.move_to_end(key)
+        while len(self._cache) > max(ROW_CACHE, READ_AHEAD):
+            self._cache.popitem(last=False)
 
 
 def _warm(routings: Sequence[Any]) -> None:
