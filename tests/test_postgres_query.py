@@ -277,3 +277,46 @@ def test_requests_scored_together_read_their_postings_once_and_score_as_alone(pg
     assert sorted(together) == sorted(alone[0])
     for name, values in together.items():
         np.testing.assert_array_equal(values, np.concatenate([scores[name] for scores in alone]), err_msg=name)
+
+
+def test_the_bm25_top_lists_rows_read_while_embedding_give_the_scores_and_rows_of_the_dense_statement(
+        pg, indexed, monkeypatch) -> None:
+    # prefetch reads the BM25 top list's vectors and records ahead: the dense statement then looks none of them up
+    import psycopg
+
+    from router import pgquery
+
+    database = _database_router(pg, indexed, monkeypatch, min_depth=4, k=1)  # lists of 20 of 52 skills
+    signals = database.signals
+    requests = ["fill in the fields of this pdf form", "write a changelog for the release", "merge these csv files"]
+    vectors = database.encode(requests)
+    looked_up: list[str] = []
+    execute = psycopg.Connection.execute
+    offered: list[tuple[int, int, str]] = []
+    signals.offer = offered.extend
+
+    def spying(conn, query, params=None, **kw):
+        if isinstance(params, dict) and "extra" in params:
+            looked_up.append(params["extra"])
+        return execute(conn, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", spying)
+    for i, text in enumerate(requests):
+        looked_up.clear()
+        offered.clear()
+        inline = signals.score([text], vectors[i:i + 1])  # no prefetch: the statement looks the BM25 list up
+        inline_rows = sorted(offered)
+        assert looked_up and looked_up[-1] != "{}"
+        offered.clear()
+        signals.prefetch([text])
+        ahead = signals.score([text], vectors[i:i + 1])
+        assert looked_up[-1] == "{}"  # read while embedding, not by the statement
+        assert sorted(offered) == inline_rows and len({slot for slot, _, _ in inline_rows}) == len(inline_rows)
+        assert sorted(ahead) == sorted(inline)
+        for name in inline:
+            if name == "dense":  # the cosines of the BM25 list, taken by numpy instead of pgvector: float32 sums
+                np.testing.assert_allclose(ahead[name], inline[name], rtol=0, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(ahead[name], inline[name], err_msg=name)
+    rows = pgquery.Candidates(np.array([3, 5]), np.eye(2, 3, dtype=np.float32), ((1, "a"), (2, "b")))
+    assert rows.rows(np.array([0.5, 0.25, 1.0], dtype=np.float32), {5}) == [(3, 0.5, False, 1, "a")]
