@@ -1192,9 +1192,10 @@ class PgSignals:
                                                                                Any]]:
         """:meth:`_lexical` on pooled connections, then the rows of each request's BM25 top-list skills
         (:func:`router.pgquery.read_candidates`): the dense statement that follows the embedding reads the HNSW
-        top list alone, and their cosines are taken here (at 100,000 skills the lookups of a hundred skills by key
-        were 1.2-1.6 ms of a 5.5 ms statement, and the rows are read while the request is embedded). With example
-        requests the statement reads the candidates' best examples too: their rows are left to it (None)."""
+        top list alone, and :meth:`_retrieved_many` takes their cosines once the vector is there (at 100,000 skills
+        the lookups of a hundred skills by key were 1.2-1.6 ms of a 5.5 ms statement; read here, they are read
+        while the request is embedded). With example requests the statement reads the candidates' best examples
+        too: their rows are left to it (None)."""
         from router import pgquery
 
         g = self.generation
