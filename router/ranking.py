@@ -25,7 +25,7 @@ from typing import overload
 
 import numpy as np
 
-from indexes.fusion import kth_largest, ranks_of
+from indexes.fusion import SteadyRows, kth_largest, ranks_of
 from router.skill import Skill
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -220,10 +220,17 @@ def best(fused: np.ndarray, order: np.ndarray, count: int, excluded: np.ndarray 
 
 
 def matches(chosen: Sequence[tuple[int, str]], skills: Sequence[Skill], fused: np.ndarray,
-            per_signal: Mapping[str, np.ndarray], order: np.ndarray) -> tuple[Match, ...]:
-    """The :class:`Match` records of :func:`choose`'s result, with each signal's score and rank."""
+            per_signal: Mapping[str, np.ndarray], order: np.ndarray,
+            steady: SteadyRows | None = None) -> tuple[Match, ...]:
+    """The :class:`Match` records of :func:`choose`'s result, with each signal's score and rank (``steady``: the
+    ranks of the signals that score every request alike, kept between requests)."""
     where = [i for i, _ in chosen]
-    ranks = {n: ranks_of(v, order, where) for n, v in per_signal.items()}  # each signal's ranks in one pass
+
+    def ranks_in(name: str, values: np.ndarray) -> list[int]:
+        kept = steady.ranks(name, values, order, where) if steady is not None else None
+        return ranks_of(values, order, where) if kept is None else kept
+
+    ranks = {n: ranks_in(n, v) for n, v in per_signal.items()}  # each signal's ranks in one pass
     return tuple(
         Match(id=skills[i].id, name=skills[i].name, score=float(fused[i]), rank=position,
               scores={n: float(v[i]) for n, v in per_signal.items()},

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexes.fusion import fuse_score_arrays, tie_order
+from indexes.fusion import SteadyRows, fuse_score_arrays, tie_order
 from router import abstain, glossary, split
 from router import inject as injection
 from router import passages as passage_index
@@ -62,7 +62,7 @@ from router.ranking import (KeyIndex, Match, NameTable, Routing, choose, confide
 from router.registry import SkillRegistry
 from router.safetext import safe_text
 from router.index import IndexStore, LibraryIndex, LibrarySource, Scorer, requested_k
-from router.signals import lexical_names
+from router.signals import lexical_names, steady_names
 from router.signals.name_dense import name_weights
 from router.skill import Skill
 from router.spec import LibrarySpec
@@ -113,6 +113,8 @@ class Router:
         router over the same ids and names in the same places (a replica's next generation that edited rows in
         place): its name table, tie order and positions are shared, not derived again."""
         self._index = index
+        #: What fusion and ranking compute once from the rows of the signals that score every request alike
+        self._steady = SteadyRows(steady_names())
         registry = index.registry
         self._by_id = registry.by_id  # a view: a replica's registry of 100,000 rows is not walked again
         self._pinned_names = tuple(index.spec.pinned if pinned is None else pinned)
@@ -363,13 +365,14 @@ class Router:
         def fused(scores: Mapping[str, np.ndarray]) -> np.ndarray:
             kept = {name: values for name, values in scores.items() if name not in left_out}
             # A lexical signal ranks only the skills sharing a word with the request: the others get no RRF credit
-            # for where the id order put them among the zeros.
-            present = {name: values > 0 for name, values in kept.items() if name in lexical}
+            # for where the id order put them among the zeros (only reciprocal rank fusion reads it).
+            present = {name: values > 0 for name, values in kept.items() if name in lexical} \
+                if config.fusion == "rrf" else None
             weights = config.weights if "passages" in kept else passage_index.weights_without(dict(config.weights))
             if "name_dense" in kept:  # present only where the library's names count (router.signals.name_dense)
                 weights = name_weights(weights, config)
             return fuse_score_arrays(kept, weights, method=config.fusion, tie_order=self.order,
-                                     rrf_k=config.rrf_k, present=present)
+                                     rrf_k=config.rrf_k, present=present, steady=self._steady)
 
         total = fused(scored.signals)
         if len(scored.context_rows):
@@ -398,7 +401,7 @@ class Router:
             per_signal = {n: v[row] for n, v in scored.signals.items() if n not in left_out}
             chosen = choose(fused[row], self.order, k, named=self._names.named(text), excluded=excluded_mask,
                             pinned=pinned_mask)
-            out.append(matches(chosen, self.skills, fused[row], per_signal, self.order))
+            out.append(matches(chosen, self.skills, fused[row], per_signal, self.order, self._steady))
         return out
 
     def _require_skills(self) -> None:

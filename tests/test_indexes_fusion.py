@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexes import BM25Index
-from indexes.fusion import fuse_score_arrays, normalise, rank_of, ranks_by_score, ranks_of, tie_order
+from indexes import fusion
+from indexes.fusion import SteadyRows, fuse_score_arrays, normalise, rank_of, ranks_by_score, ranks_of, tie_order
 
 ORDER3 = np.array([0, 1, 2])
 
@@ -183,3 +184,63 @@ def test_bm25_top_k_is_a_prefix_of_top_k_plus_one(texts: list[str], query: str, 
     assert top_k == top_k1[: len(top_k)]
     keys = [(-hit.score, hit.id) for hit in top_k1]
     assert keys == sorted(keys)
+
+
+def test_a_steady_row_is_normalised_and_ranked_once_with_the_very_bits_of_each_time() -> None:
+    """The row a signal shows every request (read-only) is fused and ranked from what was kept for it: the same bits
+    as computing it each time; a row at another address, or one that can be written to, is computed again."""
+    rng = np.random.default_rng(7)
+    n = 500
+    order = rng.permutation(n)
+    central = rng.normal(size=n)
+    weights = {"bm25": 0.3, "centrality": 0.2, "dense": 1.0}
+    steady = SteadyRows({"centrality"})
+    calls = []
+    real = fusion.normalise
+
+    def counting(values, method):  # type: ignore[no-untyped-def]
+        calls.append(values.shape)
+        return real(values, method)
+
+    for call, requests in enumerate((1, 3, 1)):
+        scores = {"bm25": np.where(rng.random((requests, n)) < 0.2, rng.random((requests, n)) * 9, 0.0),
+                  "dense": rng.normal(size=(requests, n)), "centrality": np.broadcast_to(central, (requests, n))}
+        expected = fuse_score_arrays(scores, weights, method="zscore", tie_order=order)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fusion, "normalise", counting)
+            calls.clear()
+            fused = fuse_score_arrays(scores, weights, method="zscore", tie_order=order, steady=steady)
+        assert fused.tobytes() == expected.tobytes()
+        # bm25 and dense each time; the steady row on the first call only, as one row for every request
+        assert calls == [(requests, n), (n,), (requests, n)] if call == 0 else [(requests, n)] * 2
+        chosen = [int(i) for i in np.argsort(-fused[0])[:5]]
+        assert steady.ranks("centrality", scores["centrality"][0], order, chosen) == ranks_of(central, order, chosen)
+    # another array of the same values at another address: kept anew, same result
+    other = np.broadcast_to(central.copy(), (1, n))
+    assert steady.contribution("centrality", other[0], "zscore", 0.2).tobytes() == \
+        (real(central, "zscore") * 0.2).tobytes()
+    # a row that can be written to is never kept: its next values are fused, not the first ones
+    writable = central.copy()
+    assert steady.contribution("centrality", writable, "zscore", 0.2) is None
+    assert steady.ranks("centrality", writable, order, [0]) is None
+    first = fuse_score_arrays({"centrality": writable[None, :]}, weights, method="zscore", tie_order=order,
+                              steady=steady)
+    writable[:] = rng.normal(size=n)
+    again = fuse_score_arrays({"centrality": writable[None, :]}, weights, method="zscore", tie_order=order,
+                              steady=steady)
+    assert not np.array_equal(first, again)
+    # a signal not named steady is computed each time, read-only or not
+    assert steady.contribution("dense", np.broadcast_to(central, (n,)), "zscore", 1.0) is None
+
+
+def test_a_kept_row_is_replaced_by_the_next_index_s_row() -> None:
+    order = np.arange(4)
+    steady = SteadyRows({"centrality"})
+    first = np.array([1.0, 2.0, 3.0, 4.0])
+    second = np.array([4.0, 3.0, 2.0, 1.0])
+    for row in (first, second):
+        view = np.broadcast_to(row, (1, 4))
+        fused = fuse_score_arrays({"centrality": view}, {"centrality": 1.0}, method="zscore", tie_order=order,
+                                  steady=steady)
+        assert fused.tobytes() == normalise(row[None, :], "zscore").tobytes()
+        assert steady.ranks("centrality", view[0], order, [0, 3]) == ranks_of(row, order, [0, 3])

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from router.signals.build import BuildReport, Signals, build_signals, example_scores
 
 __all__ = ["BuildJob", "BuildReport", "Signal", "Signals", "build_signals", "example_scores", "lexical_names",
-           "names", "registered", "registry"]
+           "names", "registered", "registry", "steady_names"]
 
 _NOT_SIGNALS = {"base", "build"}
 
@@ -84,6 +84,11 @@ def names() -> tuple[str, ...]:
 def lexical_names() -> frozenset[str]:
     """The lexical signals: under reciprocal rank fusion each ranks only the skills it scores above 0."""
     return frozenset(name for name, s in _REGISTRY.items() if s.lexical)
+
+
+def steady_names() -> frozenset[str]:
+    """The signals that score every request alike: their rows are normalised and ranked once."""
+    return frozenset(name for name, s in _REGISTRY.items() if getattr(s, "steady", False))
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,9 @@ A signal is a small stateless object:
 - ``lexical``: True when it scores only the skills that share a word with the request (0 for the others): under
   reciprocal rank fusion such a signal ranks only those skills, so a skill it did not score gets no credit for
   the order of ids (:meth:`router.routing.Router.fuse`);
+- ``steady`` (optional, False when absent): True when it scores every request alike (``centrality``) and returns
+  that one row read-only (``np.broadcast_to``): fusion and ranking compute what they need of it once
+  (:class:`indexes.fusion.SteadyRows`);
 - ``default_weight``, ``position`` (its place in the order of scores and weights), ``reads_body`` (it indexes
   the SKILL.md body: ``tune`` scales the body signals' weights together);
 - ``persisted``: its built index is kept in the index folder (the others are assembled from the embedding cache

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 class BM25Signal:
     name = "bm25"
     lexical = True
+    steady = False
     default_weight = 0.3
     position = 10
     reads_body = False

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class BodyBM25Signal(BodySignal):
     name = "body_bm25"
     lexical = True
+    steady = False
     default_weight = 0.0  # router.passages (best passage of the whole body) took its place; 0.5 past its size limit
     position = 40
     persisted = True

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class BodyDenseSignal(BodySignal):
     name = "body_dense"
     lexical = False
+    steady = False
     default_weight = 0.0
     position = 50
     build_rank = 40

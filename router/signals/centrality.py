@@ -49,6 +49,7 @@ def centrality(vectors: np.ndarray) -> np.ndarray:
 class CentralitySignal:
     name = "centrality"
     lexical = False
+    steady = True  # the same scores for every request: fusion normalises its row once (indexes.fusion.SteadyRows)
     default_weight = 0.2
     position = 80  # after the others: their order (of scores, weights, retrievers) stays as it was
     reads_body = False
@@ -82,7 +83,9 @@ class CentralitySignal:
               scores: Mapping[str, np.ndarray]) -> np.ndarray:
         import numpy as np
 
-        return np.repeat(index.values[None, :], len(texts), axis=0)
+        # one read-only row shown to every request, not a copy each: fusion and ranking recognise it and compute
+        # its normalisation and ranks once (indexes.fusion.SteadyRows)
+        return np.broadcast_to(index.values, (len(texts), len(index.values)))
 
 
 SIGNAL = CentralitySignal()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class DenseSignal:
     name = "dense"
     lexical = False
+    steady = False
     default_weight = 1.0
     position = 20
     reads_body = False

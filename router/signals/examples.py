@@ -30,6 +30,7 @@ class ExampleVectors:
 class ExamplesSignal:
     name = "examples"
     lexical = False
+    steady = False
     default_weight = 2.0
     position = 30
     reads_body = False

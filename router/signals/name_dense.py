@@ -71,6 +71,7 @@ def name_weights(weights: Mapping[str, float], config: RouterConfig) -> dict[str
 class NameDenseSignal:
     name = "name_dense"
     lexical = False
+    steady = False
     default_weight = 0.0  # RouterConfig.catalogue_names weighs it where the rule lets it count
     position = 70  # after the others: their order (of scores, weights, retrievers) stays as it was
     reads_body = False

@@ -111,6 +111,7 @@ def body_heads(bodies: Sequence[str], fallback: np.ndarray,
 class PassageDenseSignal(BodySignal):
     name = "passage_dense"
     lexical = False
+    steady = False
     default_weight = 0.5  # chosen on the dev sets (benchmarks/passage_dense_choice.py --shapes)
     position = 90  # after the others: their order (of scores, weights, retrievers) stays as it was
     build_rank = 45  # after dense, whose vectors stand in for a skill without a body

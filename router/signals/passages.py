@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class PassagesSignal(BodySignal):
     name = "passages"
     lexical = True
+    steady = False
     default_weight = 0.8  # with body_bm25 0, chosen on the pooled dev sets (benchmarks/passage_choice.py)
     position = 60
     build_rank = 60
