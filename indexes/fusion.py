@@ -89,23 +89,34 @@ def rank_of(scores: np.ndarray, order: np.ndarray, i: int) -> int:
 
 
 def ranks_of(scores: np.ndarray, order: np.ndarray, positions: Sequence[int]) -> list[int]:
-    """``[rank_of(scores, order, i) for i in positions]``, the documents above the lowest of them found in one pass
+    """``[rank_of(scores, order, i) for i in positions]``: the documents above the lowest of them found in one pass
     and each rank counted among those alone (a routing's five shown skills in each signal: two passes over the
-    library instead of twenty)."""
+    library instead of twenty). When the lowest of them ties with or sits below most of the library (a lexical
+    signal's shown skill that shares no word with the request scores 0, as most skills do), the documents of that
+    score are counted over the whole array, with no copy of its ties, and the others among the few above them."""
     at = np.asarray(positions, dtype=np.int64)
     if not len(at):
         return []
     values = scores[at]
     low = values.min()
-    above = np.flatnonzero(scores >= low) if low == low else None  # NaN: no order to count in
-    if above is None or len(above) * 4 > len(scores):  # as many as not: counted over the whole array
+    if low != low:  # NaN: no order to count in
         return [rank_of(scores, order, int(i)) for i in at.tolist()]
-    kept, kept_order = scores[above], order[above]
-    out = []
-    for value, rank in zip(values.tolist(), order[at].tolist()):
-        ties = kept == value
-        out.append(int(np.count_nonzero(kept > value)) + int(np.count_nonzero(kept_order[ties] < rank)) + 1)
-    return out
+    at_least = scores >= low
+    if int(np.count_nonzero(at_least)) * 4 <= len(scores):
+        kept, kept_order = scores[at_least], order[at_least]
+        out = []
+        for value, rank in zip(values.tolist(), order[at].tolist()):
+            ties = kept == value
+            out.append(int(np.count_nonzero(kept > value)) + int(np.count_nonzero(kept_order[ties] < rank)) + 1)
+        return out
+    lowest = values == low
+    ranks = np.empty(len(at), dtype=np.int64)
+    if not lowest.all():
+        ranks[~lowest] = ranks_of(scores, order, at[~lowest])
+    ties = scores == low
+    greater = int(np.count_nonzero(scores > low))
+    ranks[lowest] = [greater + int(np.count_nonzero(ties & (order < rank))) + 1 for rank in order[at[lowest]].tolist()]
+    return ranks.tolist()
 
 
 #: Past this many values, :func:`kth_largest` partitions only the values above a sample's k-th largest.
