@@ -87,8 +87,9 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     """The one encoder choice for ``model`` (:class:`indexes.base.Encoder`).
 
     ``kind`` ``torch``: the sentence-transformers model. Otherwise the model's checked ONNX export: with
-    ``export`` made now when the cache has none (a server, whose start-up may take the time), without it only a
-    cached one (a command or a hook must not export before its first answer). ``onnx`` raises
+    ``export`` made now when the cache has none, in a process of its own (:func:`export_in_child`: a server, whose
+    start-up may take the time and which then never holds torch), without it only a cached one (a command or a
+    hook must not export before its first answer). ``onnx`` raises
     :class:`ConfigError` when no export can be had; ``auto`` falls back to the sentence-transformers model
     (loaded on its first use) with a note in ``notes`` saying why. ``threads``: the ONNX session's intra-op
     threads (None: :func:`request_threads`; see the module docstring).
@@ -102,6 +103,24 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     if threads is None and kind != "torch":
         threads, int8_threads = request_threads(), request_threads(INT8_THREADS)
     threads = 1 if threads is None else threads
+    if kind != "torch" and export and onnx_enabled():
+        # a server: the export is made in a process of its own, which alone imports torch and loads the model
+        try:
+            from indexes.onnx_encoder import find_onnx_encoder
+
+            found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
+            if found is None and export_in_child(model, notes):
+                found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
+        except OnnxUnavailable as exc:
+            notes.append(f"embedding with sentence-transformers: {exc}")
+            found = None
+        except ModelLoadError as exc:
+            raise ModelError(str(exc)) from None
+        if found is not None:
+            return with_int8(found, notes) if lacks_int8(found) else found
+        if kind == "onnx":
+            raise ConfigError(f"--encoder onnx: {notes[-1] if notes else 'no ONNX export of the model is cached'}")
+        return SentenceEncoder(model)
     if kind != "torch" and export:
         encoder = SentenceEncoder(model)
         chosen = export_for_next_time(encoder, notes, threads=threads, int8_threads=int8_threads) \
@@ -135,6 +154,55 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     except ModelLoadError as exc:
         raise ModelError(str(exc)) from None
     return encoder
+
+
+#: Seconds an export in a process of its own may take (loading the model, exporting, checking both graphs: about a
+#: minute on two busy cores) before the server goes on with sentence-transformers.
+EXPORT_TIMEOUT_S = 900.0
+
+
+def export_in_child(model: str | None, notes: list[str], *, timeout_s: float = EXPORT_TIMEOUT_S) -> bool:
+    """Export ``model`` to ONNX and check it (:func:`indexes.onnx_export.ensure_onnx_encoder`, with its int8 copy
+    unless ``SKILL_ROUTER_INT8`` turns it off) in a process of its own, so that a server that then only routes
+    never holds torch and the model's weights: a replica that had to export in-process kept about 960 MB resident
+    instead of 280 at 100,000 skills (``benchmarks/scale.py``). True when it succeeded; otherwise a note in
+    ``notes`` says why, with the child's last line."""
+    import subprocess
+    import sys
+
+    code = "import sys\nfrom router.encoders import export_here\nsys.exit(export_here(sys.argv[1] or None))"
+    try:
+        done = subprocess.run([sys.executable, "-c", code, model or ""], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        notes.append(f"embedding with sentence-transformers: the ONNX export did not finish in {timeout_s:.0f} s; "
+                     "the next start tries again")
+        return False
+    except OSError as exc:
+        notes.append(f"embedding with sentence-transformers: the ONNX export could not start ({exc})")
+        return False
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        notes.append(f"embedding with sentence-transformers: the ONNX export failed "
+                     f"({lines[-1].strip() if lines else f'exit {done.returncode}'})")
+        return False
+    return True
+
+
+def export_here(model: str | None) -> int:
+    """The child of :func:`export_in_child`: export and check ``model`` into the cache; 0 when it is there, 1 with
+    the reason on standard error."""
+    import sys
+
+    from indexes import Encoder, ModelLoadError, OnnxUnavailable
+    from indexes.onnx_export import ensure_onnx_encoder
+
+    try:
+        ensure_onnx_encoder(Encoder(model), int8=int8_enabled())
+    except (OnnxUnavailable, ModelLoadError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
 
 
 def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None = None,
