@@ -13,9 +13,10 @@ minutes) re-measure latency and recall alone:
 
     python benchmarks/scale.py --sizes 100000 --cached-vectors 100000 --reuse /tmp/pg100k --quick
 
-``--baseline DIR`` (a source tree, e.g. ``git archive main | tar -x -C DIR``) also starts a replica of that tree on
-the same database and sends the same requests to both in alternating blocks: latency, CPU and memory ratios from
-one run on one machine state.
+``--baseline DIR`` (a source tree, e.g. ``git archive main | tar -x -C DIR``) also starts a replica of that tree and a
+new one of this tree on the same database, each warmed by the same ten requests, and sends both the same requests
+(300 that neither has routed) in alternating blocks: latency, CPU and memory ratios from one run on one machine
+state.
 
 Every latency comes with the CPU the replicas and the database spent per request and the load average (1 min)
 before and after: on a shared machine the CPU per request is what an idle one would need.
@@ -567,13 +568,18 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
             out["replica_rss_mb"] = [round(rss_mb(p.pid), 1) for p, _ in replicas]
             print(f"  rss {out['replica_rss_mb']}", file=sys.stderr)
             if baseline is not None and not only_edit:
+                # two new replicas, one of each tree, that have seen the same requests: the replicas above have
+                # already routed the compared requests (and keep their frequent terms' postings), a fresh baseline
+                # would not have
+                mine = start_replica(catalog, server.url, work)
                 other = start_replica(catalog, server.url, work, baseline)
-                replicas.append(other)
-                wait_ready(client, other[1])
-                for q in queries[:10]:
-                    client.post(f"{other[1]}/v1/route", json={"query": q, "k": 5})
+                replicas += [mine, other]
+                for side in (mine, other):
+                    wait_ready(client, side[1])
+                    for q in queries[:10]:
+                        client.post(f"{side[1]}/v1/route", json={"query": q, "k": 5})
                 out["against_baseline"] = {"tree": str(baseline), **against_baseline(
-                    client, replicas[0], other, server, queries[:REQUESTS])}
+                    client, mine, other, server, queries[REQUESTS:2 * REQUESTS])}
                 print(f"  against baseline {json.dumps(out['against_baseline'])}", file=sys.stderr)
             if not quick:
                 out["edit"] = edit(client, catalog, rows, server.url, [u for _, u in replicas], queries[:REQUESTS])
