@@ -103,42 +103,20 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
     if threads is None and kind != "torch":
         threads, int8_threads = request_threads(), request_threads(INT8_THREADS)
     threads = 1 if threads is None else threads
-    if kind != "torch" and export and onnx_enabled():
-        # a server: the export is made in a process of its own, which alone imports torch and loads the model
-        try:
-            from indexes.onnx_encoder import find_onnx_encoder
-
-            found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
-            if found is None and export_in_child(model, notes):
-                found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
-        except OnnxUnavailable as exc:
-            notes.append(f"embedding with sentence-transformers: {exc}")
-            found = None
-        except ModelLoadError as exc:
-            raise ModelError(str(exc)) from None
-        if found is not None:
-            return with_int8(found, notes) if lacks_int8(found) else found
-        if kind == "onnx":
-            raise ConfigError(f"--encoder onnx: {notes[-1] if notes else 'no ONNX export of the model is cached'}")
-        return SentenceEncoder(model)
-    if kind != "torch" and export:
-        encoder = SentenceEncoder(model)
-        chosen = export_for_next_time(encoder, notes, threads=threads, int8_threads=int8_threads) \
-            if onnx_enabled() else encoder
-        if chosen is not encoder:
-            return chosen
-        reason = notes[-1] if notes else f"the ONNX path is turned off ({ENV_SWITCH}=0)"
-        if kind == "onnx":
-            raise ConfigError(f"--encoder onnx: {reason}")
-        if not notes:
-            notes.append(reason)
-        return encoder  # the model a failed export already loaded is not loaded twice
+    if kind != "torch" and export and not onnx_enabled():
+        notes.append(f"the ONNX path is turned off ({ENV_SWITCH}=0)")
     if kind != "torch":
         try:
             from indexes.onnx_encoder import find_onnx_encoder
 
             found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads) \
                 if onnx_enabled() else None
+            if export and onnx_enabled() and (found is not None or export_in_child(model, notes)):
+                # a server: a missing export made in a process of its own, which alone imports torch, and an
+                # export made before its weights file or int8 copy existed given them now
+                from indexes.onnx_export import ensure_onnx_encoder
+
+                found = ensure_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
         except OnnxUnavailable as exc:
             notes.append(f"embedding with sentence-transformers: {exc}")
             found = None
