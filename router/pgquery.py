@@ -192,13 +192,34 @@ def top_positions(row: np.ndarray, slot_of: np.ndarray, depth: int) -> np.ndarra
 
 
 def candidates_sql(generation: Any, *, records: bool = False) -> Any:
-    """The live rows of the skills ``%(slots)s`` (slots) of generation ``%(g)s``: (slot, vector), with ``records``
-    also (generation of birth, catalogue record)."""
+    """The live rows of the skills ``%(slots)s`` (slots, an ``int4[]`` literal) of generation ``%(g)s``: (slot, the
+    vector in pgvector's binary form), with ``records`` also (generation of birth, catalogue record). The vectors come
+    as ``bytea`` (:func:`vectors_of` reads them all at once): pgvector's loader took about 15 us a vector in Python,
+    and dumping the slots as a list about 3 us a slot, while the request waits (``benchmarks/README.md``)."""
     from psycopg import sql
 
     kept = ", born, record" if records else ""
-    return sql.SQL("SELECT slot, embedding" + kept + " FROM {docs} WHERE slot = ANY(%(slots)s) AND born <= %(g)s AND "
-                   "died > %(g)s").format(docs=generation.table("docs"))
+    return sql.SQL("SELECT slot, vector_send(embedding)" + kept + " FROM {docs} WHERE slot = ANY(%(slots)s::int4[]) "
+                   "AND born <= %(g)s AND died > %(g)s").format(docs=generation.table("docs"))
+
+
+def int4_array(values: Sequence[int]) -> str:
+    """``values`` as the text of a PostgreSQL ``int4[]`` (one string instead of a parameter an element)."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+def vectors_of(sent: Sequence[bytes], dim: int) -> np.ndarray:
+    """pgvector's binary form of ``dim``-dimensional vectors (``vector_send``: int16 dimension, int16 unused, then
+    big-endian float4s) as one float32 array, a row each; ``StoreUnavailable`` for a vector of another dimension."""
+    from router.pgstore import StoreUnavailable
+
+    width = 4 + 4 * dim
+    raw = b"".join(sent)
+    if len(raw) != width * len(sent) or any(len(one) != width for one in sent):
+        raise StoreUnavailable(f"the index holds vectors that are not {dim}-dimensional; run 'skill-router index' "
+                               "again with the model it was built with")
+    rows = np.frombuffer(raw, dtype=np.uint8).reshape(len(sent), width)[:, 4:]
+    return np.ascontiguousarray(rows).view(">f4").astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -226,19 +247,21 @@ def read_candidates(conn: Any, generation: Any, requests: Sequence[Sequence[int]
     """For each request's BM25 top list (slots), those skills' live rows (:class:`Candidates`), all read in one
     statement on ``conn`` (committed in the same round trip), the vectors in binary."""
     wanted = sorted({slot for slots in requests for slot in slots})
-    found: dict[int, tuple[Any, ...]] = {}
+    rows: list[Any] = []
     if wanted:
         with conn.pipeline():
-            cursor = conn.execute(candidates_sql(generation, records=records), {"slots": wanted, "g": generation.id},
-                                  binary=True)
+            cursor = conn.execute(candidates_sql(generation, records=records),
+                                  {"slots": int4_array(wanted), "g": generation.id}, binary=True)
             conn.commit()
-        found = {int(row[0]): row[1:] for row in cursor.fetchall()}
+        rows = cursor.fetchall()
+    vectors = vectors_of([bytes(row[1]) for row in rows], dim) if rows else np.zeros((0, dim), dtype=np.float32)
+    at = {int(row[0]): i for i, row in enumerate(rows)}
     out = []
     for slots in requests:
-        kept = [slot for slot in slots if slot in found]  # a live skill's postings name a live row
-        vectors = np.array([found[slot][0].to_numpy() for slot in kept], dtype=np.float32).reshape(len(kept), dim)
-        out.append(Candidates(np.array(kept, dtype=np.int64), vectors,
-                              tuple((int(found[slot][1]), found[slot][2]) for slot in kept) if records else None))
+        kept = [slot for slot in slots if slot in at]  # a live skill's postings name a live row
+        where = [at[slot] for slot in kept]
+        out.append(Candidates(np.array(kept, dtype=np.int64), vectors[where],
+                              tuple((int(rows[i][2]), rows[i][3]) for i in where) if records else None))
     return out
 
 

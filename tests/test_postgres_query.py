@@ -320,3 +320,28 @@ def test_the_bm25_top_lists_rows_read_while_embedding_give_the_scores_and_rows_o
                 np.testing.assert_array_equal(ahead[name], inline[name], err_msg=name)
     rows = pgquery.Candidates(np.array([3, 5]), np.eye(2, 3, dtype=np.float32), ((1, "a"), (2, "b")))
     assert rows.rows(np.array([0.5, 0.25, 1.0], dtype=np.float32), {5}) == [(3, 0.5, False, 1, "a")]
+
+
+def test_vectors_read_as_pgvector_sends_them_are_its_own_floats(pg, indexed, monkeypatch) -> None:
+    """``vector_send``'s bytes, read all at once, are the floats pgvector's own loader reads one vector at a time; a
+    vector of another dimension is a one-line error naming the fix."""
+    from psycopg import sql
+
+    from router import pgquery, pgstore
+
+    db = pgstore.database(pg.url)
+    key = _database_router(pg, indexed, monkeypatch, min_depth=5)._index.spec.key
+    with db.connection() as conn:
+        generation = pgstore.read_generation(conn, key, pg.url)
+        table = generation.table("docs")
+        rows = conn.execute(sql.SQL("SELECT embedding, vector_send(embedding) FROM {d} ORDER BY slot LIMIT 7"
+                                    ).format(d=table), binary=True).fetchall()
+    expected = np.array([row[0].to_numpy() for row in rows], dtype=np.float32)
+    read = pgquery.vectors_of([bytes(row[1]) for row in rows], expected.shape[1])
+    assert read.dtype == np.float32 and read.tobytes() == expected.tobytes()
+    import struct
+
+    assert pgquery.vectors_of([struct.pack(">hh3f", 3, 0, 1.5, -2.0, 0.25)], 3).tolist() == [[1.5, -2.0, 0.25]]
+    with pytest.raises(pgstore.StoreUnavailable, match="not 3-dimensional; run 'skill-router index' again"):
+        pgquery.vectors_of([struct.pack(">hh3f", 3, 0, 1.5, -2.0, 0.25), struct.pack(">hh2f", 2, 0, 1.0, 2.0)], 3)
+    assert pgquery.int4_array([3, 15, 7]) == "{3,15,7}"
