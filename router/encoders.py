@@ -111,9 +111,12 @@ def choose(model: str | None, notes: list[str], *, kind: EncoderKind = "auto", e
 
             found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads) \
                 if onnx_enabled() else None
-            if export and onnx_enabled() and (found is not None or export_in_child(model, notes)):
-                # a server: a missing export made in a process of its own, which alone imports torch, and an
-                # export made before its weights file or int8 copy existed given them now
+            if export and onnx_enabled() and found is None and export_in_child(model, notes):
+                # a server: a missing export made in a process of its own, which alone imports torch
+                found = find_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
+            if export and found is not None and (lacks_int8(found) or lacks_external_copy(found)):
+                # an export made before its weights file or int8 copy existed gets them now (loaded once more
+                # only then: a second session left 17 MB more resident)
                 from indexes.onnx_export import ensure_onnx_encoder
 
                 found = ensure_onnx_encoder(model, threads=threads, int8=int8_enabled(), int8_threads=int8_threads)
@@ -203,6 +206,15 @@ def export_for_next_time(encoder: Any, notes: list[str], *, threads: int | None 
     except OnnxUnavailable as exc:
         notes.append(f"routing will load sentence-transformers each time: {exc}")
         return encoder
+
+
+def lacks_external_copy(encoder: Any) -> bool:
+    """True for an ONNX encoder loaded from an export made before its weights had a file of their own
+    (:func:`indexes.onnx_export.add_external_copy`)."""
+    from indexes import OnnxEncoder
+    from indexes.onnx_encoder import EXTERNAL_MODEL_FILE
+
+    return isinstance(encoder, OnnxEncoder) and encoder.model_path().name != EXTERNAL_MODEL_FILE
 
 
 def lacks_int8(encoder: Any) -> bool:

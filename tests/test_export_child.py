@@ -15,8 +15,10 @@ from router import encoders
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.model
-def test_a_server_with_no_cached_export_gets_one_from_a_child_and_never_imports_torch(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """A server's encoder chosen in a fresh process over an empty cache: (the process, the cache folder)."""
+    tmp_path = tmp_path_factory.mktemp("served")
     code = ("import json, sys\nfrom router import encoders\nnotes = []\n"
             "chosen = encoders.choose(None, notes, export=True, threads=1)\n"
             "vector = chosen.encode_requests(['will it rain in Lyon this weekend?'])\n"
@@ -26,10 +28,37 @@ def test_a_server_with_no_cached_export_gets_one_from_a_child_and_never_imports_
     env.pop(encoders.INT8_ENV, None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900,
                           cwd=tmp_path)
+    return done, tmp_path / "cache"
+
+
+@pytest.mark.model
+def test_a_server_with_no_cached_export_gets_one_from_a_child_and_never_imports_torch(served) -> None:
+    done, cache = served
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == '["OnnxEncoder", true, false, false, [], 384]'
-    exports = list((tmp_path / "cache" / "skill-router" / "onnx").glob("*/onnx.json"))
+    exports = list((cache / "skill-router" / "onnx").glob("*/onnx.json"))
     assert len(exports) == 1  # in the cache, for every later process
+
+
+@pytest.mark.model
+def test_a_server_loads_a_complete_cached_export_once(served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No child and no second session (one more session left 17 MB more resident in a replica)."""
+    from indexes import OnnxEncoder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(served[1]))
+    loads: list[Path] = []
+    real = OnnxEncoder.load.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, folder, **options):  # type: ignore[no-untyped-def]
+        loads.append(Path(folder))
+        return real(cls, folder, **options)
+
+    monkeypatch.setattr(OnnxEncoder, "load", classmethod(counting))
+    monkeypatch.setattr(encoders, "export_in_child", lambda *_: pytest.fail("a cached export is exported again"))
+    notes: list[str] = []
+    chosen = encoders.choose(None, notes, export=True, threads=1)
+    assert isinstance(chosen, OnnxEncoder) and chosen.int8_requests
+    assert len(loads) == 1 and notes == []
 
 
 def test_a_child_that_fails_leaves_its_reason_and_the_server_goes_on(tmp_path: Path,
