@@ -366,6 +366,12 @@ def wait_ready(client: Any, url: str, timeout: float = 900) -> float:
         time.sleep(0.5)
 
 
+def warm(client: Any, url: str, queries: list[str]) -> None:
+    """The replica at ``url`` routes the first ten requests, as every replica does before it is measured."""
+    for q in queries[:10]:
+        client.post(f"{url}/v1/route", json={"query": q, "k": 5})
+
+
 def downtime(server: PgServer, replicas: list[str], queries: list[str], down_s: float = 10.0) -> dict[str, Any]:
     """Requests to both replicas, one after another, while the database is stopped for ``down_s`` seconds: the
     status codes before, during and after, and the time from the restart to the first answer of each replica."""
@@ -559,8 +565,7 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
         with httpx.Client(timeout=60, trust_env=False) as client:
             out["replica_ready_s"] = [round(wait_ready(client, url), 1) for _, url in replicas]
             for _, url in replicas:
-                for q in queries[:10]:
-                    client.post(f"{url}/v1/route", json={"query": q, "k": 5})
+                warm(client, url, queries)
             if not only_edit:
                 out.update(route_through(client, replicas, server, queries[:REQUESTS]))
                 print(f"  route {json.dumps(out['route_one_replica'])}\n  two "
@@ -574,10 +579,9 @@ def run_size(n: int, server: PgServer, work: Path, cached: bool, with_downtime: 
                 mine = start_replica(catalog, server.url, work)
                 other = start_replica(catalog, server.url, work, baseline)
                 replicas += [mine, other]
-                for side in (mine, other):
-                    wait_ready(client, side[1])
-                    for q in queries[:10]:
-                        client.post(f"{side[1]}/v1/route", json={"query": q, "k": 5})
+                for _, url in (mine, other):
+                    wait_ready(client, url)
+                    warm(client, url, queries)
                 out["against_baseline"] = {"tree": str(baseline), **against_baseline(
                     client, mine, other, server, queries[REQUESTS:2 * REQUESTS])}
                 print(f"  against baseline {json.dumps(out['against_baseline'])}", file=sys.stderr)

@@ -163,10 +163,13 @@ class SteadyRows:
                 self._rows[name] = kept
             return kept[1]
 
-    def contribution(self, name: str, row: np.ndarray, method: Normalisation, weight: float) -> np.ndarray | None:
-        """``weight * normalise(row, method)`` (read-only), computed once for a steady row; None otherwise."""
-        memo = self._memo(name, row)
-        if memo is None:
+    def contribution(self, name: str, values: np.ndarray, method: Normalisation,
+                     weight: float) -> np.ndarray | None:
+        """``weight * normalise(row, method)`` (read-only) of the one row of ``values`` (:func:`steady_row`),
+        computed once for a steady row; None otherwise."""
+        row = steady_row(values)
+        memo = None if row is None else self._memo(name, row)
+        if row is None or memo is None:
             return None
         key = ("contribution", method, weight)
         found = memo.get(key)
@@ -249,9 +252,7 @@ def fuse_score_arrays(
             if mask is not None:
                 contribution = np.where(mask, contribution, 0.0)
         else:
-            row = steady_row(values) if steady is not None else None
-            kept = steady.contribution(name, row, method, weight) if steady is not None and row is not None \
-                else None
+            kept = steady.contribution(name, values, method, weight) if steady is not None else None
             if kept is not None:  # the same row for every request: normalised once, added to each
                 if total is None:
                     total = np.array(np.broadcast_to(kept, values.shape))

@@ -215,11 +215,10 @@ def vectors_of(sent: Sequence[bytes], dim: int) -> np.ndarray:
     from router.pgstore import StoreUnavailable
 
     width = 4 + 4 * dim
-    raw = b"".join(sent)
-    if len(raw) != width * len(sent) or any(len(one) != width for one in sent):
+    if any(len(one) != width for one in sent):
         raise StoreUnavailable(f"the index holds vectors that are not {dim}-dimensional; run 'skill-router index' "
                                "again with the model it was built with")
-    rows = np.frombuffer(raw, dtype=np.uint8).reshape(len(sent), width)[:, 4:]
+    rows = np.frombuffer(b"".join(sent), dtype=np.uint8).reshape(len(sent), width)[:, 4:]
     return np.ascontiguousarray(rows).view(">f4").astype(np.float32)
 
 
