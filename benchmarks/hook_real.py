@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/hook_real.py                      # both harnesses, 20 prompts a row (~10 minutes)
     .venv/bin/python benchmarks/hook_real.py --harness codex --runs 40
     .venv/bin/python benchmarks/hook_real.py --quick --out /tmp/hook_real.json   # 2 prompts, ~115 skills
+    .venv/bin/python benchmarks/hook_real.py --set no_skill=false   # as the project's skill-router.json
 
 Everything runs offline in a temporary folder: each harness gets a fresh HOME with the ~700 SKILL.md folders of
 the ../shared/corpora folders laid out where it reads them (``~/.claude/skills`` for Claude Code,
@@ -69,6 +70,7 @@ import pytest  # noqa: E402  (the oracles report an install failure with pytest.
 
 from benchmarks.common import CORPORA, RESULTS  # noqa: E402
 from benchmarks.hook_start import lay_out  # noqa: E402
+from router.config import DEFAULT_CONFIG_FILE, ConfigError, RouterConfig  # noqa: E402
 from router.serve.hooks import DEFAULT_BUDGET_S  # noqa: E402
 from tests import oracle_claude, oracle_codex  # noqa: E402
 
@@ -298,6 +300,13 @@ class World:
         return subprocess.run([*CLI, *args], cwd=self.cwd, env=self.env(), capture_output=True, text=True,
                               timeout=timeout)
 
+    def configure(self, config: RouterConfig | None) -> None:
+        """``config`` as the project's ``skill-router.json``, which ``setup``, the hook and the server it starts
+        read from the working folder; None: the defaults."""
+        if config is not None:
+            self.cwd.mkdir(parents=True, exist_ok=True)
+            config.save(self.cwd / DEFAULT_CONFIG_FILE)
+
     def setup(self, *args: str) -> subprocess.CompletedProcess[str]:
         done = self.cli("setup", *args)
         if done.returncode != 0 and "--remove" not in args:
@@ -473,9 +482,10 @@ def claude_prompt(binary: Path, world: World, prompt: tuple[str, str]) -> dict[s
 
 
 def claude_rows(binary: Path, root: Path, prompts: Sequence[tuple[str, str]], every: int,
-                report: Callable[[str], None]) -> dict[str, Any]:
+                report: Callable[[str], None], config: RouterConfig | None = None) -> dict[str, Any]:
     world = World(root, root / "project")
     world.cwd.mkdir(parents=True)
+    world.configure(config)
     count = library(world.home / ".claude" / "skills", every)
     settings = world.home / ".claude" / "settings.json"
     settings.write_bytes(CLAUDE_SETTINGS)
@@ -528,9 +538,10 @@ def claude_rows(binary: Path, root: Path, prompts: Sequence[tuple[str, str]], ev
 
 # -- Codex ---------------------------------------------------------------------------------------------------------
 def codex_rows(binary: Path, root: Path, prompts: Sequence[tuple[str, str]], every: int,
-               report: Callable[[str], None]) -> dict[str, Any]:
+               report: Callable[[str], None], config: RouterConfig | None = None) -> dict[str, Any]:
     codex = oracle_codex.CodexWorld(binary, root)
     world = World(root, codex.cwd, (("CODEX_HOME", str(codex.codex_home)),))
+    world.configure(config)
     codex.extra_env.update({**world.hook_env(), "XDG_CACHE_HOME": str(world.home / ".cache"), "RUST_LOG": CODEX_LOG})
     count = library(codex.user_skills, every)
     world.run_folder.mkdir()
@@ -640,7 +651,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--harness", choices=("claude-code", "codex", "all"), default="all")
     parser.add_argument("--quick", action="store_true", help=f"2 prompts a row, every {QUICK_EVERY}th corpus skill")
     parser.add_argument("--out", type=Path, default=RESULTS / "hook_real.json", help="where the JSON goes")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
+                        help="a config change from the default, written to the project's skill-router.json, e.g. "
+                             "no_skill=false (repeatable)")
     args = parser.parse_args(argv)
+    try:
+        changes = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+        config = RouterConfig().with_(**changes) if changes else None
+    except (ValueError, TypeError, ConfigError) as exc:
+        parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")
     runs, every = (2, QUICK_EVERY) if args.quick else (args.runs, 1)
     if runs < 1:
         parser.error("--runs must be 1 or more")
@@ -673,14 +692,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "commit": commit(),
                      "python": sys.version.split()[0]},
         "prompts": [{"id": i, "text": t} for i, t in prompts], "budget_s": DEFAULT_BUDGET_S,
+        "config_changes": changes,
     }
     with tempfile.TemporaryDirectory(prefix="hook-real-") as work:
         if claude is not None:
             result["versions"]["claude-code"] = version_of([str(claude), "--version"], plain)
-            result["claude-code"] = claude_rows(claude, Path(work) / "claude-code", prompts, every, report)
+            result["claude-code"] = claude_rows(claude, Path(work) / "claude-code", prompts, every, report,
+                                                config)
         if codex is not None:
             result["versions"]["codex"] = version_of([str(codex), "--version"], plain)
-            result["codex"] = codex_rows(codex, Path(work) / "codex", prompts, every, report)
+            result["codex"] = codex_rows(codex, Path(work) / "codex", prompts, every, report, config)
     result["machine"]["load_average_end"] = load()
     print(table(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -77,3 +77,21 @@ def test_the_run_names_its_machine_and_versions(quick: dict[str, Any]) -> None:
     assert quick["machine"]["cores"] == os.cpu_count()
     assert quick["command"] == "python benchmarks/hook_real.py --quick --out " + quick["command"].rsplit(" ", 1)[1]
     assert len(quick["prompts"]) == 2 and quick["date"].endswith(" UTC")
+
+
+def test_set_writes_the_projects_config_and_a_bad_field_is_refused(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import hook_real
+    from router.config import RouterConfig
+
+    world = hook_real.World(tmp_path, tmp_path / "project")
+    world.configure(RouterConfig().with_(no_skill=False))
+    assert RouterConfig.load(tmp_path / "project" / "skill-router.json") == RouterConfig().with_(no_skill=False)
+    fresh = hook_real.World(tmp_path / "other", tmp_path / "other" / "project")
+    fresh.configure(None)  # the defaults: no file, so a skill-router.json of the user's own is never replaced
+    assert not (tmp_path / "other" / "project" / "skill-router.json").exists()
+    for bad in ("no_skill=maybe", "no_such_field=1", "no_skill"):
+        with pytest.raises(SystemExit) as exited:
+            hook_real.main(["--set", bad])
+        assert exited.value.code == 2
+        assert "--set takes FIELD=JSON with a router config field" in capsys.readouterr().err
