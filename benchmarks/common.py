@@ -24,6 +24,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def config_changes(items: Sequence[str]) -> dict[str, Any]:
+    """``--set FIELD=JSON`` items as config changes (``{"no_skill": False}``); ValueError for an item without ``=``
+    or with a value that is not JSON."""
+    changes = {}
+    for item in items:
+        field, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"{item!r} is not FIELD=JSON")
+        changes[field] = json.loads(value)
+    return changes
+
+
 def save(name: str, payload: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"

@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402  (the oracles report an install failure with pytest.fail)
 
-from benchmarks.common import CORPORA, RESULTS  # noqa: E402
+from benchmarks.common import CORPORA, RESULTS, config_changes  # noqa: E402
 from benchmarks.hook_start import lay_out  # noqa: E402
 from router.config import DEFAULT_CONFIG_FILE, ConfigError, RouterConfig  # noqa: E402
 from router.serve.hooks import DEFAULT_BUDGET_S  # noqa: E402
@@ -656,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "no_skill=false (repeatable)")
     args = parser.parse_args(argv)
     try:
-        changes = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+        changes = config_changes(args.set)
         config = RouterConfig().with_(**changes) if changes else None
     except (ValueError, TypeError, ConfigError) as exc:
         parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")

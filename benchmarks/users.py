@@ -17,16 +17,16 @@ benchmarks/results/users.json, with each request's set and abstention features (
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from common import CORPORA, ROOT, corpus_folder, read_jsonl, save
+from common import CORPORA, ROOT, config_changes, corpus_folder, read_jsonl, save
 from router import Router
 from router.config import RouterConfig
+from router.errors import ConfigError
 
 DATA = ROOT / "benchmarks" / "data"
 SETS = {"first": "", "added": "-abstain", "tasks": "-tasks"}  # the file suffixes: users-LIBRARY-dev{suffix}.jsonl
@@ -138,7 +138,10 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
                         help="a config change from the default, e.g. glosses=false or split_weight=0 (repeatable)")
     args = parser.parse_args()
-    config = RouterConfig().with_(**{k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)})
+    try:
+        config = RouterConfig().with_(**config_changes(args.set))
+    except (ValueError, TypeError, ConfigError) as exc:
+        parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")
     results = {}
     for library in ([args.only] if args.only else ["corpora", "bundled"]):
         results[library] = evaluate(library, config)

@@ -95,3 +95,14 @@ def test_set_writes_the_projects_config_and_a_bad_field_is_refused(tmp_path: Pat
             hook_real.main(["--set", bad])
         assert exited.value.code == 2
         assert "--set takes FIELD=JSON with a router config field" in capsys.readouterr().err
+
+
+def test_config_changes_reads_each_set_item_as_json() -> None:
+    from benchmarks.common import config_changes
+
+    assert config_changes(["no_skill=false", "weights={\"bm25\": 0.5}", "k=3", "model=\"x=y\""]) == {
+        "no_skill": False, "weights": {"bm25": 0.5}, "k": 3, "model": "x=y"}
+    assert config_changes([]) == {}
+    for bad, said in (("no_skill", "'no_skill' is not FIELD=JSON"), ("k=three", "Expecting value")):
+        with pytest.raises(ValueError, match=said):
+            config_changes([bad])
