@@ -36,12 +36,15 @@ def outcomes(router: Router, rows: Rows, weight: float | str, scored: Any) -> np
     else:
         fused = router.with_config(weights={"centrality": weight}).fuse(scored) if weight else \
             router.fuse(scored, without={"centrality"})
+    return ranked_outcomes(router, rows, scored, fused)
+
+
+def ranked_outcomes(router: Router, rows: Rows, scored: Any, fused: np.ndarray) -> np.ndarray:
+    """Per request, from its top 10 by ``fused``: (a needed tool first, hit@5 or recall@5 for several needs,
+    reciprocal rank, several needs)."""
     ranked = router.rank_scored(scored, 10, fused=fused)
-    out = []
-    for (_, needs), matches in zip(rows, ranked):
-        ids = [m.id for m in matches]
-        out.append((*outcome(ids, needs), len(needs) > 1))
-    return np.array(out, dtype=float)
+    return np.array([(*outcome([m.id for m in matches], needs), len(needs) > 1)
+                     for (_, needs), matches in zip(rows, ranked)], dtype=float)
 
 
 def main() -> None:

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from common import outcome, save
+from centrality_choice import ranked_outcomes
+from common import save
 from name_choice import FLIPS, Rows, choice_sets, flip_p, paired
 from router import Router
 
@@ -35,10 +36,9 @@ WORST = 0.5
 
 
 def outcomes(router: Router, rows: Rows, scored: Any) -> np.ndarray:
-    """Per request: (a needed skill first, hit@5 or recall@5 for several needs, reciprocal rank, several needs)."""
-    ranked = router.rank_scored(scored, 10, fused=router.fuse(scored))
-    return np.array([(*outcome([m.id for m in matches], needs), len(needs) > 1)
-                     for (_, needs), matches in zip(rows, ranked)], dtype=float)
+    """Per request, fused by ``router``'s own weights: (a needed skill first, hit@5 or recall@5 for several needs,
+    reciprocal rank, several needs)."""
+    return ranked_outcomes(router, rows, scored, router.fuse(scored))
 
 
 def measures(values: np.ndarray) -> dict[str, float | None]:
