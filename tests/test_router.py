@@ -332,6 +332,39 @@ def test_bulk_evaluation_ranks_exactly_as_the_router(bundled: Router, tmp_path: 
         assert [pair[0] for pair in retrieve(request)] == [m.id for m in live]
 
 
+def test_equal_rrf_fuses_the_signals_that_read_the_request(bundled: Router, tmp_path: Path) -> None:
+    """The ``rrf`` retriever is sum 1 / (60 + rank) over the signals that read the request, each lexical one ranking
+    only the skills it scores; ``centrality`` (the same row for every request) casts no vote."""
+    from router.evaluation import load_requests
+    from router.evaluation.retrievers import retrievers_for
+    from router.signals import lexical_names
+
+    rows = [{"id": "w", "query": "will it rain in Lyon this weekend", "gold": ["weather-forecast"]},
+            {"id": "r", "query": "review my Go handler for data races", "gold": ["go-code-review"]},
+            {"id": "p", "query": "write the release notes as a pirate would", "gold": ["pirate-speak"]}]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    requests = load_requests(path, known_ids={s.id for s in bundled.skills})
+    scored = bundled.score_many([r.query for r in requests])
+    assert "centrality" in scored.signals
+    ids = [s.id for s in bundled.skills]
+
+    def by_formula(i: int, names: list[str]) -> list[str]:
+        total = np.zeros(len(ids))
+        for name in names:
+            values = scored.signals[name][i]
+            ranked = [j for j in sorted(range(len(ids)), key=lambda j: -values[j])
+                      if name not in lexical_names() or values[j] > 0]
+            for rank, j in enumerate(ranked, start=1):
+                total[j] += 1 / (60 + rank)
+        return [ids[j] for j in sorted(range(len(ids)), key=lambda j: -total[j])[:10]]
+
+    voting = [n for n in scored.signals if n != "centrality"]
+    retrieve = retrievers_for(bundled, requests, ["rrf"], depth=10)["rrf"]
+    assert [[pair[0] for pair in retrieve(r)] for r in requests] == [by_formula(i, voting) for i in range(3)]
+    assert [by_formula(i, voting) for i in range(3)] != [by_formula(i, list(scored.signals)) for i in range(3)]
+
+
 def test_lone_surrogates_are_routed_as_replacement_characters(bundled: Router, capsys) -> None:
     from router.cli import main
 

@@ -5,8 +5,9 @@
 
 - one per signal (:mod:`router.signals`: ``bm25``, ``dense``, ``examples``, ``body_bm25``, ``body_dense``): that
   signal alone, ranked by score then id (a lexical signal ranks only the skills sharing a word with the request).
-- ``rrf``: the signals fused by reciprocal rank with equal weights (Cormack et al. 2009), each lexical signal
-  ranking only the skills it scores.
+- ``rrf``: the signals that read the request fused by reciprocal rank with equal weights (Cormack et al. 2009),
+  each lexical signal ranking only the skills it scores. A steady signal (``centrality``: the same row for every
+  request) is a prior the router weighs, not a retriever's vote, and is left out.
 - ``default``: exactly what :meth:`router.routing.Router.rank_many` returns (the router's fusion, the context of a
   conversation's earlier turns, the ranking rules); ``default-no-examples`` the same without the example signal.
 
@@ -26,7 +27,7 @@ from indexes.fusion import fuse_score_arrays, ranking
 from router.errors import ConfigError
 from router.evaluation.labels import Request
 from router.ranking import confidence_scores
-from router.signals import lexical_names
+from router.signals import lexical_names, steady_names
 from router.signals import names as signal_names
 
 if TYPE_CHECKING:
@@ -84,8 +85,9 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
             return ranked(values, values > 0 if name in lexical else None)
         return retrieve
 
-    equal = fuse_score_arrays(signals, dict.fromkeys(signals, 1.0), method="rrf", tie_order=order,
-                              present={n: v > 0 for n, v in signals.items() if n in lexical}) \
+    voting = {name: values for name, values in signals.items() if name not in steady_names()}
+    equal = fuse_score_arrays(voting, dict.fromkeys(voting, 1.0), method="rrf", tie_order=order,
+                              present={n: v > 0 for n, v in voting.items() if n in lexical}) \
         if len(requests) else None
 
     def rrf(request: Request) -> Ranked:
