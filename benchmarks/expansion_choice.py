@@ -6,6 +6,7 @@ vocabulary gap (requests in words the skill's description never uses), measured 
     python benchmarks/expansion_choice.py            # every method below on the four skill-library dev sets
     python benchmarks/expansion_choice.py --quick    # the cheap methods only (no passage embedded)
     python benchmarks/expansion_choice.py --only use --only strip   # some families (kw heads use strip first pass)
+    python benchmarks/expansion_choice.py --confirm  # the combo lead on single-skill rows no choice here has read
 
 Sets: the single-skill rows of users-corpora-dev (with its ``vocab`` tag reported apart), corpora-dev,
 users-bundled-dev and bundled-dev, each library built and scored once by the default router. MetaTool and
@@ -38,6 +39,11 @@ Methods, all computed from the library itself (no word list, no outside data):
 - ``no do-not-use sections`` (family ``strip``): the ``passages`` and ``passage_dense`` signals rebuilt from bodies
   without their "Do not use this skill when" sections (305 corpus files), whose words are evidence against the
   skill; ``same bodies (a check)`` rebuilds them from the bodies as they are and must equal the default.
+
+``--confirm`` checks the one lead of the grid (``combo`` at :data:`LEAD`) on requests the grid never read: the
+single-skill rows of the later users' files (``users-{corpora,bundled}-dev-{tasks,abstain}.jsonl``, 122 requests,
+written before any routing), each set paired with the default and all of them pooled (hit@1, hit@5 and MRR wins,
+losses and a sign-flip p). Writes benchmarks/results/expansion_choice-confirm.json.
 
 A skill without a body scores its description's cosine in the dense methods and 0 in the lexical ones. Embeddings
 are kept by text in /tmp/skill-router-expansion-bench so that a second run embeds nothing. Prints hit@1 / hit@5 /
@@ -79,6 +85,11 @@ RERANK = (20, 30)
 FAMILIES = ("kw", "heads", "use", "strip", "first", "pass", "null", "combo")
 NULLS = 20
 SETS = (("corpora", ("users-corpora-dev", "corpora-dev")), ("bundled", ("users-bundled-dev", "bundled-dev")))
+#: Sets the grid never read, for ``--confirm``.
+CONFIRM = (("corpora", ("users-corpora-dev-tasks", "users-corpora-dev-abstain")),
+           ("bundled", ("users-bundled-dev-tasks", "users-bundled-dev-abstain")))
+#: The grid's lead (``--only combo``): its two keyword rows at 0.05 each on bodies without do-not-use sections.
+LEAD = "combo strip kwnew10 0.05 kwvec25 0.05"
 _WORD = re.compile(r"^[a-z][a-z]+$")
 #: Headings of the sections that say when NOT to use a skill ("## Do not use this skill when", 305 of the 697 corpus
 #: files) and of those that say when to use it ("## Use this skill when", "## When to Use This Skill": 465).
@@ -288,17 +299,37 @@ def rerank(fused: np.ndarray, extra: np.ndarray, k: int, weight: float, order: n
     return out
 
 
+def confirm(results: dict[str, Any], pooled: dict[str, list[np.ndarray]], rng: np.random.Generator) -> None:
+    """Print and save :data:`LEAD` against the default on each confirming set and on all of them pooled."""
+    base, lead = np.concatenate(pooled["default"]), np.concatenate(pooled[LEAD])
+    every = np.ones(len(base), bool)
+    together = paired(lead, base, [("hit@1", 0, every), ("hit@5", 1, every), ("mrr", 2, every)], rng)
+    together["default"] = paired(base, base, [("hit@1", 0, every), ("hit@5", 1, every), ("mrr", 2, every)], None)
+    together["n"] = len(base)
+    for name, row in (*((n, results[n][LEAD]) for n in results), ("pooled", together)):
+        default = results[name]["default"] if name in results else together["default"]
+        print(f"{name:28} default {default['hit@1']}/{default['hit@5']}/{default['mrr']} -> lead " + ", ".join(
+            f"{m} {row[m]} {row[m + '_wins_losses_p']}" for m in ("hit@1", "hit@5", "mrr")), flush=True)
+    sets = {n: {"default": results[n]["default"], "lead": results[n][LEAD]} for n in results}
+    save("expansion_choice-confirm", {"lead": LEAD, "sets": sets, "pooled": together})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="no passage embedded (firstmax, passmax left out)")
     parser.add_argument("--only", choices=FAMILIES, action="append", help="only these families (repeatable)")
+    parser.add_argument("--confirm", action="store_true",
+                        help=f"the lead ({LEAD}) on the later users' files, which no choice here has read")
     args = parser.parse_args()
+    if args.confirm:
+        args.only = ["combo"]
     families = set(args.only or set(FAMILIES) - {"null", "combo"}) - ({"first", "pass"} if args.quick else set())
     users.INDEX = CACHE / "index"
     rng = np.random.default_rng(20)
     results: dict[str, Any] = {}
     costs: dict[str, Any] = {}
-    for library, names in SETS:
+    pooled: dict[str, list[np.ndarray]] = {"default": [], LEAD: []}
+    for library, names in CONFIRM if args.confirm else SETS:
         router, by = users.load(library, RouterConfig())
         embed = Embeddings(router, library + ("-" + "-".join(sorted(families)) if args.only else ""))
         for name in names:
@@ -351,8 +382,14 @@ def main() -> None:
             if vocab.any():
                 metrics += [("vocab_hit@1", 0, vocab), ("vocab_hit@5", 1, vocab), ("vocab_mrr", 2, vocab)]
             for method, scores in candidates.items():
-                results.setdefault(name, {})[method] = paired(ranked(router, needs, scores, scored), base, metrics,
+                values = ranked(router, needs, scores, scored)
+                results.setdefault(name, {})[method] = paired(values, base, metrics,
                                                               rng if method != "default" else None)
+                if method in pooled:
+                    pooled[method].append(values)
+    if args.confirm:
+        confirm(results, pooled, rng)
+        return
     names = list(results)
     table = []
     for method in results[names[0]]:
@@ -363,11 +400,11 @@ def main() -> None:
         table.append((mean, worst, method))
     table.sort(key=lambda x: (-x[0], x[2]))
     base_mean = next(m for m, _, name in table if name == "default")
-    print(f"\nsets: {', '.join(names)} (hit@1/hit@5/MRR); users-corpora vocab tag hit@1/hit@5/MRR")
+    print(f"\nsets: {', '.join(names)} (hit@1/hit@5/MRR); {names[0]} vocab tag hit@1/hit@5/MRR")
     for mean, worst, method in table[:40]:
         cells = " | ".join(f"{results[s][method]['hit@1']}/{results[s][method]['hit@5']}/{results[s][method]['mrr']}"
                            for s in names)
-        v = results["users-corpora-dev"][method]
+        v = results[names[0]][method]
         print(f"{method:28} mean {mean:6.2f} ({mean - base_mean:+.2f}) worst {worst:+5.1f}"
               f"{'' if worst >= -0.5 else ' X'} | {cells} | vocab {v['vocab_hit@1']}/{v['vocab_hit@5']}/"
               f"{v['vocab_mrr']}")
