@@ -202,7 +202,7 @@ def segment_family() -> dict[str, dict[str, np.ndarray]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--only", choices=FAMILIES, action="append", help="only these families (repeatable)")
-    parser.add_argument("--confirm", action="store_true", help="maxsim on the users' rows no choice here read")
+    parser.add_argument("--confirm", action="store_true", help="maxsim on the users' rows no weight here was chosen on")
     args = parser.parse_args()
     if args.confirm:
         sets = unread_sets()
