@@ -1,0 +1,97 @@
+"""ToolLens (Qu et al., CIKM 2024, "Towards Completeness-Oriented Tool Retrieval"): recall@5 of every retriever.
+
+    python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens            # the test queries
+    python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --dev      # 2,000 train queries
+
+ToolLens is not in ``../shared/datasets``; it ships in the COLT repository (github.com/quchangle1/COLT, folder
+``datasets/ToolLens``, BEIR layout: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{train,test}.tsv``). 464 RapidAPI
+endpoints; 1,877 test queries, each needing 2.7 endpoints on average ("I'm planning a keto meal with cucumbers.":
+a recipe search, a grocery search and a nutrition endpoint). Each endpoint becomes a catalogue row of its name and
+description only, as the issue's row measures it: name "<tool_name>: <api_name>", description its
+``api_description``; the category, parameters and return schema are left out. The test queries are the published
+test split (its ``tune`` files are the same); ``--dev`` takes the first 2,000 train queries by id instead, the split
+to choose anything on. The converted files and the index go to a temporary folder; nothing of the dataset is
+written into the repository. Writes benchmarks/results/toollens[-dev].json (the eval JSON schema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from common import save
+from router import Router
+from router.config import RouterConfig
+from router.evaluation import evaluate, load_requests
+from router.evaluation.report import print_table
+from router.evaluation.retrievers import retrievers_for
+
+RETRIEVERS = ("bm25", "dense", "rrf", "default")
+DEV_QUERIES = 2000
+_FIELD = "category_name|tool_name|api_name|api_description|required_params"
+
+
+def fields(text: str) -> dict[str, str]:
+    """The ``key:value`` fields of a corpus row's text ("category_name:Food, tool_name:..., api_name:...")."""
+    found = re.finditer(rf"(?:^|, )({_FIELD}):", text)
+    starts = [(m.group(1), m.start(), m.end()) for m in found]
+    return {key: text[end:(starts[i + 1][1] if i + 1 < len(starts) else len(text))].strip()
+            for i, (key, _, end) in enumerate(starts)}
+
+
+def convert(data: Path, folder: Path, dev: bool) -> tuple[Path, Path]:
+    """The endpoints as a catalogue and the chosen queries as labelled requests, written in ``folder``."""
+    missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv")
+               if not (data / name).is_file()]
+    if missing:
+        sys.exit(f"toollens.py: {data} has no {', '.join(missing)}: give --data the datasets/ToolLens folder of a "
+                 "COLT checkout (github.com/quchangle1/COLT)")
+    tools = folder / "tools.jsonl"
+    with open(data / "corpus.jsonl", encoding="utf-8") as rows, open(tools, "w", encoding="utf-8") as out:
+        for line in rows:
+            row = json.loads(line)
+            f = fields(row["text"])
+            out.write(json.dumps({"id": f"t{row['_id']}", "name": f"{f['tool_name']}: {f['api_name']}",
+                                  "description": f["api_description"]}) + "\n")
+    with open(data / "queries.jsonl", encoding="utf-8") as rows:
+        queries = {q["_id"]: q["text"] for q in map(json.loads, rows)}
+    gold: dict[str, list[str]] = defaultdict(list)
+    with open(data / "qrels" / ("train.tsv" if dev else "test.tsv"), encoding="utf-8") as rows:
+        for query, tool, _ in list(csv.reader(rows, delimiter="\t"))[1:]:
+            gold[query].append(f"t{tool}")
+    chosen = sorted(gold, key=int)[:DEV_QUERIES] if dev else sorted(gold, key=int)
+    requests = folder / "requests.jsonl"
+    with open(requests, "w", encoding="utf-8") as out:
+        for query in chosen:
+            out.write(json.dumps({"id": f"q{query}", "query": queries[query], "gold": gold[query]}) + "\n")
+    return tools, requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="the datasets/ToolLens folder of a COLT checkout")
+    parser.add_argument("--dev", action="store_true", help=f"the first {DEV_QUERIES:,} train queries, not test")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
+        tools, labelled = convert(args.data, Path(folder), args.dev)
+        router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
+                                     index_folder=str(Path(folder) / "index"))
+        requests = load_requests(labelled, known_ids={s.id for s in router.skills})
+        retrievers = retrievers_for(router, requests, RETRIEVERS, depth=10)
+        result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
+            [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
+            thresholds={}, progress=False, compare=[(a, "default") for a in RETRIEVERS if a != "default"])
+    name = "toollens-dev" if args.dev else "toollens"
+    print(f"\n== {name}")
+    print_table(result)
+    save(name, {"setup": name, "eval": result.to_json()})
+
+
+if __name__ == "__main__":
+    main()
