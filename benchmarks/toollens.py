@@ -2,16 +2,19 @@
 
     python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens            # the test queries
     python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --dev      # 2,000 train queries
+    python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --examples # test, those as examples
 
 ToolLens is not in ``../shared/datasets``; it ships in the COLT repository (github.com/quchangle1/COLT, folder
 ``datasets/ToolLens``, BEIR layout: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{train,test}.tsv``). 464 RapidAPI
 endpoints; 1,877 test queries, each needing 2.7 endpoints on average ("I'm planning a keto meal with cucumbers.":
 a recipe search, a grocery search and a nutrition endpoint). Each endpoint becomes a catalogue row of its name and
-description only, as the issue's row measures it: name "<tool_name>: <api_name>", description its
+description only, like the MetaTool and Seal-Tools rows: name "<tool_name>: <api_name>", description its
 ``api_description``; the category, parameters and return schema are left out. The test queries are the published
 test split (its ``tune`` files are the same); ``--dev`` takes the first 2,000 train queries by id instead, the split
-to choose anything on. The converted files and the index go to a temporary folder; nothing of the dataset is
-written into the repository. Writes benchmarks/results/toollens[-dev].json (the eval JSON schema).
+to choose anything on; ``--examples`` scores the test queries with those 2,000 train queries as examples of their
+endpoints (the router's example signal, as ``skill-router learn`` or ``eval --examples`` give it). The converted
+files and the index go to a temporary folder; nothing of the dataset is written into the repository. Writes
+benchmarks/results/toollens[-dev|-examples].json (the eval JSON schema).
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def fields(text: str) -> dict[str, str]:
             for i, (key, _, end) in enumerate(starts)}
 
 
-def convert(data: Path, folder: Path, dev: bool) -> tuple[Path, Path]:
-    """The endpoints as a catalogue and the chosen queries as labelled requests, written in ``folder``."""
+def convert(data: Path, folder: Path, dev: bool, name: str = "requests.jsonl") -> tuple[Path, Path]:
+    """The endpoints as a catalogue and the chosen queries as labelled requests (``name``), written in ``folder``."""
     missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv")
                if not (data / name).is_file()]
     if missing:
@@ -66,7 +69,7 @@ def convert(data: Path, folder: Path, dev: bool) -> tuple[Path, Path]:
         for query, tool, _ in list(csv.reader(rows, delimiter="\t"))[1:]:
             gold[query].append(f"t{tool}")
     chosen = sorted(gold, key=int)[:DEV_QUERIES] if dev else sorted(gold, key=int)
-    requests = folder / "requests.jsonl"
+    requests = folder / name
     with open(requests, "w", encoding="utf-8") as out:
         for query in chosen:
             out.write(json.dumps({"id": f"q{query}", "query": queries[query], "gold": gold[query]}) + "\n")
@@ -76,18 +79,29 @@ def convert(data: Path, folder: Path, dev: bool) -> tuple[Path, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="the datasets/ToolLens folder of a COLT checkout")
-    parser.add_argument("--dev", action="store_true", help=f"the first {DEV_QUERIES:,} train queries, not test")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--dev", action="store_true", help=f"the first {DEV_QUERIES:,} train queries, not test")
+    chosen.add_argument("--examples", action="store_true",
+                        help=f"test, with the first {DEV_QUERIES:,} train queries as examples of their endpoints")
     args = parser.parse_args()
+    names = ("default-no-examples", "default") if args.examples else RETRIEVERS
     with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
         tools, labelled = convert(args.data, Path(folder), args.dev)
         router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
                                      index_folder=str(Path(folder) / "index"))
-        requests = load_requests(labelled, known_ids={s.id for s in router.skills})
-        retrievers = retrievers_for(router, requests, RETRIEVERS, depth=10)
+        known = {s.id for s in router.skills}
+        if args.examples:
+            examples: dict[str, list[str]] = {}
+            for request in load_requests(convert(args.data, Path(folder), True, "examples.jsonl")[1], known_ids=known):
+                for gold in request.gold:
+                    examples.setdefault(gold, []).append(request.query)
+            router = router.with_examples(examples, persist=False)
+        requests = load_requests(labelled, known_ids=known)
+        retrievers = retrievers_for(router, requests, names, depth=10)
         result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
             [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
-            thresholds={}, progress=False, compare=[(a, "default") for a in RETRIEVERS if a != "default"])
-    name = "toollens-dev" if args.dev else "toollens"
+            thresholds={}, progress=False, compare=[(a, "default") for a in names if a != "default"])
+    name = "toollens-dev" if args.dev else "toollens-examples" if args.examples else "toollens"
     print(f"\n== {name}")
     print_table(result)
     save(name, {"setup": name, "eval": result.to_json()})
