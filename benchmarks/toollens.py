@@ -3,6 +3,7 @@
     python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens            # the test queries
     python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --dev      # 2,000 train queries
     python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --examples # test, those as examples
+    python benchmarks/toollens.py --data <COLT checkout>/datasets/ToolLens --dev --mmr 0.5 1 2   # a spread top 5
 
 ToolLens is not in ``../shared/datasets``; it ships in the COLT repository (github.com/quchangle1/COLT, folder
 ``datasets/ToolLens``, BEIR layout: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/{train,test}.tsv``). 464 RapidAPI
@@ -14,7 +15,9 @@ test split (its ``tune`` files are the same); ``--dev`` takes the first 2,000 tr
 to choose anything on; ``--examples`` scores the test queries with those 2,000 train queries as examples of their
 endpoints (the router's example signal, as ``skill-router learn`` or ``eval --examples`` give it). The converted
 files and the index go to a temporary folder; nothing of the dataset is written into the repository. Writes
-benchmarks/results/toollens[-dev|-examples].json (the eval JSON schema).
+benchmarks/results/toollens[-dev|-examples].json (the eval JSON schema). ``--mmr P ...`` instead ranks the chosen
+queries' top 5 by maximal marginal relevance at each penalty (``diverse_choice.py``'s rule over the fused best 20)
+and prints recall@5 against penalty 0 with the requests won and lost (results/toollens[-dev]-mmr.json).
 """
 
 from __future__ import annotations
@@ -76,6 +79,29 @@ def convert(data: Path, folder: Path, dev: bool, name: str = "requests.jsonl") -
     return tools, requests
 
 
+def spread(data: Path, dev: bool, penalties: list[float]) -> None:
+    """Recall@5 of the top 5 chosen by maximal marginal relevance at each penalty, against penalty 0."""
+    from diverse_choice import outcomes
+
+    with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
+        tools, labelled = convert(data, Path(folder), dev)
+        router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
+                                     index_folder=str(Path(folder) / "index"))
+        rows = [(r.query, [{g} for g in r.gold]) for r in load_requests(labelled)]
+        scored = router.score_many([q for q, _ in rows])
+        fused = router.fuse(scored)
+        base = outcomes(router, rows, scored, fused, 0.0)
+        result = {"0.0": {"recall@5": round(100 * float(base[:, 1].mean()), 2)}}
+        for penalty in penalties:
+            values = outcomes(router, rows, scored, fused, penalty)
+            diff = values[:, 1] - base[:, 1]
+            result[str(penalty)] = {"recall@5": round(100 * float(values[:, 1].mean()), 2),
+                                    "won": int((diff > 0).sum()), "lost": int((diff < 0).sum())}
+    for penalty, row in result.items():
+        print(f"penalty {penalty:5} {row}")
+    save(f"toollens{'-dev' if dev else ''}-mmr", {"penalties": penalties, "results": result})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="the datasets/ToolLens folder of a COLT checkout")
@@ -83,7 +109,12 @@ def main() -> None:
     chosen.add_argument("--dev", action="store_true", help=f"the first {DEV_QUERIES:,} train queries, not test")
     chosen.add_argument("--examples", action="store_true",
                         help=f"test, with the first {DEV_QUERIES:,} train queries as examples of their endpoints")
+    parser.add_argument("--mmr", nargs="+", type=float, metavar="PENALTY",
+                        help="recall@5 of a top 5 spread by maximal marginal relevance at these penalties")
     args = parser.parse_args()
+    if args.mmr:
+        spread(args.data, args.dev, args.mmr)
+        return
     names = ("default-no-examples", "default") if args.examples else RETRIEVERS
     with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
         tools, labelled = convert(args.data, Path(folder), args.dev)
