@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from router.config import ConfigError, RouterConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -34,6 +37,16 @@ def config_changes(items: Sequence[str]) -> dict[str, Any]:
             raise ValueError(f"{item!r} is not FIELD=JSON")
         changes[field] = json.loads(value)
     return changes
+
+
+def parsed_config(parser: argparse.ArgumentParser, items: Sequence[str]) -> tuple[dict[str, Any], RouterConfig]:
+    """The ``--set FIELD=JSON`` items of ``parser``'s command line: the changes, and the default router config with
+    them; a bad item ends the command with the parser's usage error (exit 2)."""
+    try:
+        changes = config_changes(items)
+        return changes, RouterConfig().with_(**changes)
+    except (ValueError, TypeError, ConfigError) as exc:
+        parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")
 
 
 def save(name: str, payload: dict[str, Any]) -> Path:

@@ -68,9 +68,9 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402  (the oracles report an install failure with pytest.fail)
 
-from benchmarks.common import CORPORA, RESULTS, config_changes  # noqa: E402
+from benchmarks.common import CORPORA, RESULTS, parsed_config  # noqa: E402
 from benchmarks.hook_start import lay_out  # noqa: E402
-from router.config import DEFAULT_CONFIG_FILE, ConfigError, RouterConfig  # noqa: E402
+from router.config import DEFAULT_CONFIG_FILE, RouterConfig  # noqa: E402
 from router.serve.hooks import DEFAULT_BUDGET_S  # noqa: E402
 from tests import oracle_claude, oracle_codex  # noqa: E402
 
@@ -655,11 +655,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a config change from the default, written to the project's skill-router.json, e.g. "
                              "no_skill=false (repeatable)")
     args = parser.parse_args(argv)
-    try:
-        changes = config_changes(args.set)
-        config = RouterConfig().with_(**changes) if changes else None
-    except (ValueError, TypeError, ConfigError) as exc:
-        parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")
+    changes, changed = parsed_config(parser, args.set)
+    config = changed if changes else None
     runs, every = (2, QUICK_EVERY) if args.quick else (args.runs, 1)
     if runs < 1:
         parser.error("--runs must be 1 or more")

@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from common import CORPORA, ROOT, config_changes, corpus_folder, read_jsonl, save
+from common import CORPORA, ROOT, corpus_folder, parsed_config, read_jsonl, save
 from router import Router
 from router.config import RouterConfig
-from router.errors import ConfigError
 
 DATA = ROOT / "benchmarks" / "data"
 SETS = {"first": "", "added": "-abstain", "tasks": "-tasks"}  # the file suffixes: users-LIBRARY-dev{suffix}.jsonl
@@ -138,10 +137,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
                         help="a config change from the default, e.g. glosses=false or split_weight=0 (repeatable)")
     args = parser.parse_args()
-    try:
-        config = RouterConfig().with_(**config_changes(args.set))
-    except (ValueError, TypeError, ConfigError) as exc:
-        parser.error(f"--set takes FIELD=JSON with a router config field: {exc}")
+    _, config = parsed_config(parser, args.set)
     results = {}
     for library in ([args.only] if args.only else ["corpora", "bundled"]):
         results[library] = evaluate(library, config)
