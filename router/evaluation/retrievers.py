@@ -85,7 +85,8 @@ def retrievers_for(router: "Router", requests: Sequence[Request], names: Sequenc
             return ranked(values, values > 0 if name in lexical else None)
         return retrieve
 
-    voting = {name: values for name, values in signals.items() if name not in steady_names()}
+    steady = steady_names()
+    voting = {name: values for name, values in signals.items() if name not in steady}
     equal = fuse_score_arrays(voting, dict.fromkeys(voting, 1.0), method="rrf", tie_order=order,
                               present={n: v > 0 for n, v in voting.items() if n in lexical}) \
         if len(requests) else None
