@@ -31,6 +31,14 @@ MT = DATASETS / "metatool"
 SEAL = DATASETS / "sealtools"
 
 
+def evaluated(router: Router, requests, names, compare, thresholds=None):
+    """The evaluation of ``names`` over ``requests`` (top 10, a routed catalogue of 5, paired tests ``compare``)."""
+    retrievers = retrievers_for(router, requests, names, depth=10)
+    return evaluate(requests, retrievers, render=lambda ids: router.profile.render(
+        [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
+        thresholds=thresholds or {}, progress=False, compare=compare)
+
+
 def run(name: str, tools: Path, requests, names=("bm25", "dense", "rrf", "default"), examples=None,
         thresholds=None) -> dict:
     router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
@@ -38,12 +46,9 @@ def run(name: str, tools: Path, requests, names=("bm25", "dense", "rrf", "defaul
     if examples:
         router = router.with_examples(examples)
         names = ("bm25", "dense", "rrf", "default-no-examples", "default")
-    retrievers = retrievers_for(router, requests, names, depth=10)
-    result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
-        [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
-        thresholds=thresholds or {}, progress=False,
-        compare=[(a, b) for a, b in (("dense", "default"), ("bm25", "default"), ("default-no-examples", "default"))
-                 if a in names and b in names])
+    result = evaluated(router, requests, names, [
+        (a, b) for a, b in (("dense", "default"), ("bm25", "default"), ("default-no-examples", "default"))
+        if a in names and b in names], thresholds)
     print(f"\n== {name}")
     print_table(result)
     payload = result.to_json()

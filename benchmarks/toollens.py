@@ -31,12 +31,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from accuracy import evaluated, examples_from
 from common import save
 from router import Router
 from router.config import RouterConfig
-from router.evaluation import evaluate, load_requests
+from router.evaluation import load_requests
 from router.evaluation.report import print_table
-from router.evaluation.retrievers import retrievers_for
 
 RETRIEVERS = ("bm25", "dense", "rrf", "default")
 DEV_QUERIES = 2000
@@ -51,13 +51,8 @@ def fields(text: str) -> dict[str, str]:
             for i, (key, _, end) in enumerate(starts)}
 
 
-def convert(data: Path, folder: Path, dev: bool, name: str = "requests.jsonl") -> tuple[Path, Path]:
-    """The endpoints as a catalogue and the chosen queries as labelled requests (``name``), written in ``folder``."""
-    missing = [name for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv")
-               if not (data / name).is_file()]
-    if missing:
-        sys.exit(f"toollens.py: {data} has no {', '.join(missing)}: give --data the datasets/ToolLens folder of a "
-                 "COLT checkout (github.com/quchangle1/COLT)")
+def catalogue(data: Path, folder: Path) -> Path:
+    """The endpoints as catalogue rows of name and description, written in ``folder``."""
     tools = folder / "tools.jsonl"
     with open(data / "corpus.jsonl", encoding="utf-8") as rows, open(tools, "w", encoding="utf-8") as out:
         for line in rows:
@@ -65,6 +60,12 @@ def convert(data: Path, folder: Path, dev: bool, name: str = "requests.jsonl") -
             f = fields(row["text"])
             out.write(json.dumps({"id": f"t{row['_id']}", "name": f"{f['tool_name']}: {f['api_name']}",
                                   "description": f["api_description"]}) + "\n")
+    return tools
+
+
+def labelled(data: Path, folder: Path, dev: bool, file: str = "requests.jsonl") -> Path:
+    """The test queries, or (``dev``) the first :data:`DEV_QUERIES` train queries, as labelled requests in
+    ``folder / file``."""
     with open(data / "queries.jsonl", encoding="utf-8") as rows:
         queries = {q["_id"]: q["text"] for q in map(json.loads, rows)}
     gold: dict[str, list[str]] = defaultdict(list)
@@ -72,11 +73,26 @@ def convert(data: Path, folder: Path, dev: bool, name: str = "requests.jsonl") -
         for query, tool, _ in list(csv.reader(rows, delimiter="\t"))[1:]:
             gold[query].append(f"t{tool}")
     chosen = sorted(gold, key=int)[:DEV_QUERIES] if dev else sorted(gold, key=int)
-    requests = folder / name
+    requests = folder / file
     with open(requests, "w", encoding="utf-8") as out:
         for query in chosen:
             out.write(json.dumps({"id": f"q{query}", "query": queries[query], "gold": gold[query]}) + "\n")
-    return tools, requests
+    return requests
+
+
+def convert(data: Path, folder: Path, dev: bool) -> tuple[Path, Path]:
+    """The catalogue and the chosen split's labelled requests, written in ``folder``; exits naming what ``data``
+    lacks when it is not a ToolLens folder."""
+    missing = [part for part in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv")
+               if not (data / part).is_file()]
+    if missing:
+        sys.exit(f"toollens.py: {data} has no {', '.join(missing)}: give --data the datasets/ToolLens folder of a "
+                 "COLT checkout (github.com/quchangle1/COLT)")
+    return catalogue(data, folder), labelled(data, folder, dev)
+
+
+def catalogue_router(tools: Path, folder: Path) -> Router:
+    return Router.from_catalog(tools, config=RouterConfig(route_above=0), index_folder=str(folder / "index"))
 
 
 def spread(data: Path, dev: bool, penalties: list[float]) -> None:
@@ -84,10 +100,9 @@ def spread(data: Path, dev: bool, penalties: list[float]) -> None:
     from diverse_choice import outcomes
 
     with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
-        tools, labelled = convert(data, Path(folder), dev)
-        router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
-                                     index_folder=str(Path(folder) / "index"))
-        rows = [(r.query, [{g} for g in r.gold]) for r in load_requests(labelled)]
+        tools, requests = convert(data, Path(folder), dev)
+        router = catalogue_router(tools, Path(folder))
+        rows = [(r.query, [{g} for g in r.gold]) for r in load_requests(requests)]
         scored = router.score_many([q for q, _ in rows])
         fused = router.fuse(scored)
         base = outcomes(router, rows, scored, fused, 0.0)
@@ -117,21 +132,14 @@ def main() -> None:
         return
     names = ("default-no-examples", "default") if args.examples else RETRIEVERS
     with tempfile.TemporaryDirectory(prefix="toollens-") as folder:
-        tools, labelled = convert(args.data, Path(folder), args.dev)
-        router = Router.from_catalog(tools, config=RouterConfig(route_above=0),
-                                     index_folder=str(Path(folder) / "index"))
+        tools, chosen = convert(args.data, Path(folder), args.dev)
+        router = catalogue_router(tools, Path(folder))
         known = {s.id for s in router.skills}
         if args.examples:
-            examples: dict[str, list[str]] = {}
-            for request in load_requests(convert(args.data, Path(folder), True, "examples.jsonl")[1], known_ids=known):
-                for gold in request.gold:
-                    examples.setdefault(gold, []).append(request.query)
-            router = router.with_examples(examples, persist=False)
-        requests = load_requests(labelled, known_ids=known)
-        retrievers = retrievers_for(router, requests, names, depth=10)
-        result = evaluate(requests, retrievers, render=lambda ids: router.profile.render(
-            [s for s in router.skills if s.id in set(ids)]), catalogue=[s.id for s in router.skills], route_k=5,
-            thresholds={}, progress=False, compare=[(a, "default") for a in names if a != "default"])
+            dev = labelled(args.data, Path(folder), True, "examples.jsonl")
+            router = router.with_examples(examples_from(load_requests(dev, known_ids=known)), persist=False)
+        result = evaluated(router, load_requests(chosen, known_ids=known), names,
+                           [(a, "default") for a in names if a != "default"])
     name = "toollens-dev" if args.dev else "toollens-examples" if args.examples else "toollens"
     print(f"\n== {name}")
     print_table(result)
