@@ -42,10 +42,11 @@ import numpy as np
 import name_choice
 import users
 from centrality_choice import ranked_outcomes
-from common import read_jsonl, save
+from common import save
 from indexes.fusion import normalise
-from name_choice import Rows, choice_sets, paired
+from name_choice import UNREAD, Rows, choice_sets, library_sets, paired
 from router import Router
+from weights_grid import measures, outcomes
 
 FAMILIES = ("maxsim", "segment")
 WEIGHTS = (0.1, 0.2, 0.3, 0.5)
@@ -96,13 +97,6 @@ def segmented_name_words(mode: str) -> Any:
     return name_words
 
 
-def measures(values: np.ndarray) -> dict[str, float]:
-    single = values[:, 3] == 0
-    return {"hit@1": round(100 * float(values[single, 0].mean()), 2),
-            "hit@5": round(100 * float(values[single, 1].mean()), 2),
-            "mrr": round(100 * float(values[single, 2].mean()), 2)}
-
-
 def compare(default: dict[str, np.ndarray], methods: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:
     """Each method against the default on every set (paired), with the rule's mean MRR and worst set."""
     rng = np.random.default_rng(20)
@@ -125,21 +119,6 @@ def compare(default: dict[str, np.ndarray], methods: dict[str, dict[str, np.ndar
     return out
 
 
-def unread_sets() -> dict[str, tuple[Router, Rows]]:
-    """The single-skill rows of the users' files no choice in this script read."""
-    from router.config import RouterConfig
-
-    out = {}
-    for library, names in (("corpora", ("users-corpora-dev-tasks", "users-corpora-dev-abstain")),
-                           ("bundled", ("users-bundled-dev-tasks", "users-bundled-dev-abstain"))):
-        router, by = users.load(library, RouterConfig())
-        for name in names:
-            rows = [r for r in read_jsonl(users.DATA / f"{name}.jsonl")
-                    if r["gold"] and r.get("kind", "single") == "single"]
-            out[name] = (router, [(users.query_of(r), [{by[g] for g in r["gold"] if g in by}]) for r in rows])
-    return out
-
-
 def pooled(default: dict[str, np.ndarray], methods: dict[str, dict[str, np.ndarray]]) -> dict[str, Any]:
     """Every method against the default over the requests of all sets together."""
     rng = np.random.default_rng(20)
@@ -155,26 +134,23 @@ def pooled(default: dict[str, np.ndarray], methods: dict[str, dict[str, np.ndarr
     return out
 
 
-def outcomes_of(sets: dict[str, tuple[Router, Rows]]) -> dict[str, np.ndarray]:
-    out = {}
-    for name, (router, rows) in sets.items():
-        scored = router.score_many([q for q, _ in rows])
-        out[name] = ranked_outcomes(router, rows, scored, router.fuse(scored))
-    return out
+def scored_outcomes(sets: dict[str, tuple[Router, Rows]]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Each set scored once, and the default's outcomes from those scores."""
+    scored = {name: router.score_many([q for q, _ in rows]) for name, (router, rows) in sets.items()}
+    return scored, {name: outcomes(router, rows, scored[name]) for name, (router, rows) in sets.items()}
 
 
-def maxsim_family(sets: dict[str, tuple[Router, Rows]]) -> dict[str, dict[str, np.ndarray]]:
+def maxsim_family(sets: dict[str, tuple[Router, Rows]], scored: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
     from indexes import Encoder
 
     model = Encoder()._model()  # the bundled MiniLM as sentence-transformers loads it, offline
     found: dict[str, dict[str, np.ndarray]] = {}
     for name, (router, rows) in sets.items():
-        scored = router.score_many([q for q, _ in rows])
-        fused = router.fuse(scored)
-        late = normalise(maxsim(token_vectors(model, list(scored.texts)),
+        fused = router.fuse(scored[name])
+        late = normalise(maxsim(token_vectors(model, list(scored[name].texts)),
                                 token_vectors(model, [s.description for s in router.skills])), "zscore")
         for weight in WEIGHTS:
-            found.setdefault(f"maxsim {weight}", {})[name] = ranked_outcomes(router, rows, scored,
+            found.setdefault(f"maxsim {weight}", {})[name] = ranked_outcomes(router, rows, scored[name],
                                                                                fused + weight * late)
         print(f"  maxsim scored {name}", flush=True)
     return found
@@ -192,7 +168,7 @@ def segment_family() -> dict[str, dict[str, np.ndarray]]:
             with tempfile.TemporaryDirectory(prefix="catalogue-choice-") as folder:
                 users.INDEX = Path(folder) / "index"  # built again: the texts changed, the skills did not
                 name_choice.RESULTS = Path(folder) / "results"
-                found[f"segment {mode}"] = outcomes_of(choice_sets(False))
+                found[f"segment {mode}"] = scored_outcomes(choice_sets(False))[1]
             print(f"  segment {mode} scored", flush=True)
     finally:
         texts.name_words = name_dense.name_words = original  # type: ignore[assignment]
@@ -205,9 +181,9 @@ def main() -> None:
     parser.add_argument("--confirm", action="store_true", help="maxsim on the users' rows no weight here was chosen on")
     args = parser.parse_args()
     if args.confirm:
-        sets = unread_sets()
-        default = outcomes_of(sets)
-        methods = maxsim_family(sets)
+        sets = library_sets(files=UNREAD)
+        scored, default = scored_outcomes(sets)
+        methods = maxsim_family(sets, scored)
         save("catalogue_choice-confirm", {"sets": compare(default, methods), "pooled": pooled(default, methods)})
         return
     families = set(args.only or FAMILIES)
@@ -218,8 +194,8 @@ def main() -> None:
             sys.exit("catalogue_choice.py: the segment family needs wordsegment: pip install wordsegment")
     index, results = users.INDEX, name_choice.RESULTS
     sets = choice_sets(False)
-    default = outcomes_of(sets)
-    methods = maxsim_family(sets) if "maxsim" in families else {}
+    scored, default = scored_outcomes(sets)
+    methods = maxsim_family(sets, scored) if "maxsim" in families else {}
     if "segment" in families:
         methods.update(segment_family())
     users.INDEX, name_choice.RESULTS = index, results

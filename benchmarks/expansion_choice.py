@@ -70,7 +70,7 @@ from common import best_of_pieces, read_jsonl, save
 from indexes import BM25Index
 from indexes.fusion import normalise
 from indexes.tokenize import Tokenizer
-from name_choice import paired
+from name_choice import UNREAD, paired
 from passage_dense_choice import ranked
 from router import Router, glossary
 from router import passages as passage_cut
@@ -85,9 +85,6 @@ RERANK = (20, 30)
 FAMILIES = ("kw", "heads", "use", "strip", "first", "pass", "null", "combo")
 NULLS = 20
 SETS = (("corpora", ("users-corpora-dev", "corpora-dev")), ("bundled", ("users-bundled-dev", "bundled-dev")))
-#: Sets the grid never read, for ``--confirm``.
-CONFIRM = (("corpora", ("users-corpora-dev-tasks", "users-corpora-dev-abstain")),
-           ("bundled", ("users-bundled-dev-tasks", "users-bundled-dev-abstain")))
 #: The grid's lead (``--only combo``): its two keyword rows at 0.05 each on bodies without do-not-use sections.
 LEAD = "combo strip kwnew10 0.05 kwvec25 0.05"
 _WORD = re.compile(r"^[a-z][a-z]+$")
@@ -329,7 +326,7 @@ def main() -> None:
     results: dict[str, Any] = {}
     costs: dict[str, Any] = {}
     pooled: dict[str, list[np.ndarray]] = {"default": [], LEAD: []}
-    for library, names in CONFIRM if args.confirm else SETS:
+    for library, names in UNREAD if args.confirm else SETS:
         router, by = users.load(library, RouterConfig())
         embed = Embeddings(router, library + ("-" + "-".join(sorted(families)) if args.only else ""))
         for name in names:

@@ -35,10 +35,17 @@ FLIPS = 10_000
 Rows = list[tuple[Any, list[set[str]]]]
 
 
-def library_sets(test: bool = False) -> dict[str, tuple[Router, Rows]]:
+#: The later users' files (benchmarks/data/USERS.md), whose single-skill rows no ranking weight was chosen on.
+UNREAD = (("corpora", ("users-corpora-dev-tasks", "users-corpora-dev-abstain")),
+          ("bundled", ("users-bundled-dev-tasks", "users-bundled-dev-abstain")))
+
+
+def library_sets(test: bool = False, files: Any = None) -> dict[str, tuple[Router, Rows]]:
+    """The single-skill rows of the skill-library dev sets (``test``: test sets; ``files``: other (library, set
+    names) pairs such as :data:`UNREAD`), each library built once by the default router."""
     out = {}
-    for library, names in (("corpora", ("corpora-test",) if test else ("users-corpora-dev", "corpora-dev")),
-                           ("bundled", ("bundled-test",) if test else ("users-bundled-dev", "bundled-dev"))):
+    for library, names in files or (("corpora", ("corpora-test",) if test else ("users-corpora-dev", "corpora-dev")),
+                                     ("bundled", ("bundled-test",) if test else ("users-bundled-dev", "bundled-dev"))):
         router, by = load(library, RouterConfig())
         for name in names:
             rows = [r for r in read_jsonl(DATA / f"{name}.jsonl") if r["gold"] and r.get("kind", "single") == "single"]
