@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-import name_choice
 import users
 from catalogue_choice import compare, pooled, scored_outcomes
 from common import DATASETS, read_jsonl, save
@@ -126,12 +125,9 @@ def judged(model: str | None, work: Path) -> tuple[dict[str, np.ndarray], dict[s
     from router.config import RouterConfig
 
     users.INDEX = work / ("index-default" if model is None else "index-trained")
-    config = RouterConfig() if model is None else RouterConfig(model=model)
-    name_choice.load = lambda library, _config: users.load(library, config)  # type: ignore[assignment]
-    try:
-        return scored_outcomes(library_sets())[1], scored_outcomes(library_sets(files=UNREAD))[1]
-    finally:
-        name_choice.load = users.load
+    config = RouterConfig(model=model)
+    return (scored_outcomes(library_sets(config=config))[1],
+            scored_outcomes(library_sets(files=UNREAD, config=config))[1])
 
 
 def main() -> None:

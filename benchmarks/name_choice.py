@@ -40,13 +40,15 @@ UNREAD = (("corpora", ("users-corpora-dev-tasks", "users-corpora-dev-abstain")),
           ("bundled", ("users-bundled-dev-tasks", "users-bundled-dev-abstain")))
 
 
-def library_sets(test: bool = False, files: Any = None) -> dict[str, tuple[Router, Rows]]:
+def library_sets(test: bool = False, files: Any = None, config: RouterConfig | None = None
+                 ) -> dict[str, tuple[Router, Rows]]:
     """The single-skill rows of the skill-library dev sets (``test``: test sets; ``files``: other (library, set
-    names) pairs such as :data:`UNREAD`), each library built once by the default router."""
+    names) pairs such as :data:`UNREAD`), each library built once by the router of ``config`` (default: the
+    default config)."""
     out = {}
     for library, names in files or (("corpora", ("corpora-test",) if test else ("users-corpora-dev", "corpora-dev")),
                                      ("bundled", ("bundled-test",) if test else ("users-bundled-dev", "bundled-dev"))):
-        router, by = load(library, RouterConfig())
+        router, by = load(library, config or RouterConfig())
         for name in names:
             rows = [r for r in read_jsonl(DATA / f"{name}.jsonl") if r["gold"] and r.get("kind", "single") == "single"]
             out[name] = (router, [(query_of(r), [{by[g] for g in r["gold"] if g in by}]) for r in rows])
