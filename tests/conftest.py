@@ -3,6 +3,7 @@
 - every test runs with ``XDG_RUNTIME_DIR`` in a folder of the test run (warm-server state, tokens, hook failures);
 - ``write_skill(root, folder, description)``: one SKILL.md (a helper, imported: ``from conftest import write_skill``);
 - ``encoder``: the real bundled model, once per session;
+- ``benchmark``: imports a script of ``benchmarks/`` by module name, with that folder on the path as when it runs;
 - ``bundled``: a built router over the bundled library (genkit, always routed), once per module;
 - ``server``: a real ``skill-router serve`` over a private copy of the bundled library, once per module; a module
   sets ``SERVER_OPTIONS`` (serve options after ``--skills``), ``SERVER_MCP``, ``SERVER_TOKEN`` and
@@ -14,9 +15,11 @@ or marked ``@pytest.mark.model``) are marked ``model``; ``pytest -m "not model"`
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 import pytest
 
@@ -47,6 +50,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "encoder" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.model)
+
+
+@pytest.fixture
+def benchmark(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """``benchmark(name)``: the script ``benchmarks/<name>.py`` as a module, ``benchmarks/`` first on the path for
+    this test (the scripts import each other by bare name)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module
 
 
 @pytest.fixture(scope="session")

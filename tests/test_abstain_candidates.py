@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -11,13 +9,10 @@ import pytest
 
 from indexes.bm25 import BM25Index
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 @pytest.fixture
-def candidates(monkeypatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("abstain_candidates")
+def candidates(benchmark) -> ModuleType:
+    return benchmark("abstain_candidates")
 
 
 def test_the_gap_is_the_top_score_minus_the_mean_of_the_next_ones(candidates) -> None:

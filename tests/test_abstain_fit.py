@@ -3,20 +3,15 @@ keeps a library the model was not fitted on within the same budget."""
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 @pytest.fixture
-def fitting(monkeypatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    module = importlib.import_module("abstain_fit")
+def fitting(benchmark, monkeypatch) -> ModuleType:
+    module = benchmark("abstain_fit")
     penalties: list[float] = []
     # the logit of a request is its one feature: the cuts below are computed by hand
     monkeypatch.setattr(module, "fit", lambda x, y, weight, l2=1.0: penalties.append(l2) or np.array([0.0, 1.0]))

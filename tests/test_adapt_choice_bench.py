@@ -3,19 +3,14 @@ which a tool never comes twice (a second request for it would count its own desc
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 @pytest.fixture
-def adapt(monkeypatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("adapt_choice")
+def adapt(benchmark) -> ModuleType:
+    return benchmark("adapt_choice")
 
 
 def test_pairs_are_one_a_gold_tool_with_its_name_and_description(adapt) -> None:

@@ -3,7 +3,6 @@ description only), the labelled requests of each split, and the error for a fold
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -21,9 +20,8 @@ NUTRITION = ('category_name:Food, tool_name:Nutrition by API-Ninjas, api_name:/v
 
 
 @pytest.fixture
-def toollens(monkeypatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("toollens")
+def toollens(benchmark) -> ModuleType:
+    return benchmark("toollens")
 
 
 def dataset(root: Path) -> Path:
